@@ -1,0 +1,60 @@
+/* nvinterpose: NVIDIA libraries find their dependents, whoever loaded them and in whatever order.
+ *
+ * The runtime works without any call from the application (LD_PRELOAD=libnvinterpose.so, or the
+ * injected nvinterpose.dll on Windows). This API lets a program ask where NVIDIA libraries were
+ * loaded from, add a folder of its own, and repeat the attach scan.
+ *
+ * Families are the runtime's names for NVIDIA libraries: "nvrtc", "nvrtc-builtins", "cublas",
+ * "cublasLt", "cusparse", "nvJitLink", "cudnn", "cudnn_ops", ... (nvinterpose-inspect --families).
+ * Every function returns 0 or a count on success and a negative errno value on failure. */
+#ifndef NVINTERPOSE_H
+#define NVINTERPOSE_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define NVI_EXPORT __declspec(dllexport)
+#else
+#define NVI_EXPORT __attribute__((visibility("default")))
+#endif
+
+#define NVI_VERSION "0.1.0"
+
+/* One registered origin: a folder a library of family was loaded from (or that was registered for
+   it). The strings live as long as the process. */
+struct nvi_origin {
+	const char *family;
+	const char *folder;
+};
+
+/* The version of the runtime in the process, e.g. "0.1.0". */
+NVI_EXPORT const char *nvi_version(void);
+
+/* Writes the first folder family was loaded from into folder.
+   -EINVAL: unknown family or no buffer; -ENOENT: not loaded (nor registered) yet;
+   -ERANGE: the buffer is too small. */
+NVI_EXPORT int nvi_family_origin(const char *family, char *folder, size_t size);
+
+/* Registers folder (absolute, existing) as an origin of family, as if a library of that family had
+   been loaded from it. 0 when added or already known; -EINVAL: unknown family or relative folder;
+   -ENOENT / -ENOTDIR: no such folder; -ENOSPC: the registry is full. */
+NVI_EXPORT int nvi_register_folder(const char *family, const char *folder);
+
+/* Fills up to capacity origins, of one family or of all (family NULL), in the order first seen;
+   returns how many there are in all (which may exceed capacity). -EINVAL: unknown family. */
+NVI_EXPORT int nvi_list_origins(const char *family, struct nvi_origin *origins, size_t capacity);
+
+/* Scans the loaded libraries again, registers their origins and, when the runtime was attached
+   after them, loads the run-time dependents their loader would not find (the attach scan).
+   Returns the number of dependents it loaded. */
+NVI_EXPORT int nvi_rescan(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,137 @@
+/* NVINTERPOSE_* settings: parsed once, each bad value reported and replaced by its default. */
+#include "config.h"
+
+#include "log.h"
+
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+static struct config current = { .policy = POLICY_FALLBACK, .log_level = LOG_ERROR };
+
+static const char *const policy_names[] = {
+	[POLICY_FALLBACK] = "fallback",
+	[POLICY_COHERENT] = "coherent",
+	[POLICY_OFF] = "off",
+};
+static const char *const level_names[] = {
+	[LOG_ERROR] = "error",
+	[LOG_WARN] = "warn",
+	[LOG_INFO] = "info",
+	[LOG_DEBUG] = "debug",
+};
+
+const char *config_policy_name(enum policy policy) { return policy_names[policy]; }
+
+bool config_parse_policy(const char *text, enum policy *policy)
+{
+	for (size_t i = 0; i < sizeof(policy_names) / sizeof(policy_names[0]); i++)
+		if (strcasecmp(text, policy_names[i]) == 0) {
+			*policy = (enum policy)i;
+			return true;
+		}
+	return false;
+}
+
+bool config_parse_log_level(const char *text, enum log_level *level)
+{
+	for (size_t i = 0; i < sizeof(level_names) / sizeof(level_names[0]); i++)
+		if (strcasecmp(text, level_names[i]) == 0) {
+			*level = (enum log_level)i;
+			return true;
+		}
+	return false;
+}
+
+static bool is_absolute(const char *folder)
+{
+#ifdef _WIN32
+	return (folder[0] && folder[1] == ':' && (folder[2] == '\\' || folder[2] == '/')) ||
+	       (folder[0] == '\\' && folder[1] == '\\');
+#else
+	return folder[0] == '/';
+#endif
+}
+
+/* One NVINTERPOSE_PATH entry: kept when it is an absolute path to an existing folder. The loader
+   reads an empty entry as the current folder; the runtime does not follow a working directory that
+   changes under it, so empty and relative entries are refused with a message. */
+static void add_path_entry(struct config *config, const char *entry, size_t length)
+{
+	if (length == 0) {
+		log_message(LOG_WARN, "NVINTERPOSE_PATH: empty entry ignored");
+		return;
+	}
+	if (length >= CONFIG_FOLDER_MAX) {
+		log_message(LOG_WARN, "NVINTERPOSE_PATH: entry of %zu characters ignored (longer than %d)", length,
+			    CONFIG_FOLDER_MAX - 1);
+		return;
+	}
+	char folder[CONFIG_FOLDER_MAX];
+	memcpy(folder, entry, length);
+	folder[length] = '\0';
+	struct stat st;
+	if (!is_absolute(folder))
+		log_message(LOG_WARN, "NVINTERPOSE_PATH: relative entry '%s' ignored (use an absolute folder)", folder);
+	else if (stat(folder, &st) != 0 || !S_ISDIR(st.st_mode))
+		log_message(LOG_WARN, "NVINTERPOSE_PATH: '%s' is not a folder; ignored", folder);
+	else if (config->path_count == CONFIG_PATH_MAX_ENTRIES)
+		log_message(LOG_WARN, "NVINTERPOSE_PATH: more than %d entries; '%s' ignored", CONFIG_PATH_MAX_ENTRIES,
+			    folder);
+	else
+		memcpy(config->path[config->path_count++], folder, length + 1);
+}
+
+void config_read(struct config *config, const char *(*getenv_fn)(const char *name), bool secure)
+{
+	memset(config, 0, sizeof(*config));
+	config->policy = POLICY_FALLBACK;
+	config->log_level = LOG_ERROR;
+	if (secure) {
+		/* A privileged process must not take folders or files from its caller's environment. */
+		config->secure = true;
+		config->policy = POLICY_OFF;
+		return;
+	}
+
+	const char *value = getenv_fn("NVINTERPOSE_DISABLE");
+	config->disabled = value && value[0] && strcmp(value, "0") != 0;
+
+	/* The log level first, so that the messages about the other settings obey it. */
+	value = getenv_fn("NVINTERPOSE_LOG");
+	if (value && value[0] && !config_parse_log_level(value, &config->log_level))
+		log_message(LOG_ERROR, "NVINTERPOSE_LOG='%s' is not one of error, warn, info, debug; using error",
+			    value);
+	log_set_level(config->log_level);
+
+	value = getenv_fn("NVINTERPOSE_POLICY");
+	if (value && value[0] && !config_parse_policy(value, &config->policy))
+		log_message(LOG_ERROR, "NVINTERPOSE_POLICY='%s' is not one of fallback, coherent, off; using fallback",
+			    value);
+
+	value = getenv_fn("NVINTERPOSE_LOG_FILE");
+	if (value && value[0]) {
+		if (strlen(value) >= sizeof(config->log_file))
+			log_message(LOG_ERROR, "NVINTERPOSE_LOG_FILE is longer than %zu characters; no event log",
+				    sizeof(config->log_file) - 1);
+		else
+			strcpy(config->log_file, value);
+	}
+
+	value = getenv_fn("NVINTERPOSE_PATH");
+	for (const char *s = value; s;) {
+		const char *end = strchr(s, CONFIG_PATH_SEPARATOR);
+		size_t length = end ? (size_t)(end - s) : strlen(s);
+		if (length || end || s != value)
+			add_path_entry(config, s, length);
+		s = end ? end + 1 : NULL;
+	}
+}
+
+const struct config *config_get(void) { return &current; }
+
+void config_set(const struct config *config)
+{
+	if (config != &current)
+		current = *config;
+}

@@ -1,0 +1,44 @@
+/* NVINTERPOSE_* settings, read once. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum policy {
+	POLICY_FALLBACK, /* the loader's own search first; registered origins only when it fails */
+	POLICY_COHERENT, /* an NVIDIA library's NVIDIA dependents from its own folder first */
+	POLICY_OFF,      /* observe and record only */
+};
+
+enum log_level { LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG };
+
+#define CONFIG_PATH_MAX_ENTRIES 32
+#define CONFIG_FOLDER_MAX 4096
+
+struct config {
+	bool disabled;
+	bool secure; /* AT_SECURE: every setting ignored, policy off */
+	enum policy policy;
+	enum log_level log_level;
+	char log_file[CONFIG_FOLDER_MAX];
+	size_t path_count;
+	char path[CONFIG_PATH_MAX_ENTRIES][CONFIG_FOLDER_MAX];
+};
+
+#ifdef _WIN32
+#define CONFIG_PATH_SEPARATOR ';'
+#else
+#define CONFIG_PATH_SEPARATOR ':'
+#endif
+
+/* Reads the settings through getenv_fn (getenv in the runtime, a table in tests). A bad value is
+   reported through the log and replaced by its default; it never stops the host process. */
+void config_read(struct config *config, const char *(*getenv_fn)(const char *name), bool secure);
+
+/* The settings the runtime read at start-up. */
+const struct config *config_get(void);
+void config_set(const struct config *config);
+
+const char *config_policy_name(enum policy policy);
+bool config_parse_policy(const char *text, enum policy *policy);
+bool config_parse_log_level(const char *text, enum log_level *level);

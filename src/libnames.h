@@ -1,0 +1,48 @@
+/* The table of NVIDIA libraries and the matching of a file name against it. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum libname_flags {
+	LIBNAME_DRIVER = 1 << 0, /* installed with the driver: recorded, never redirected */
+};
+
+struct libname_row {
+	const char *family;
+	const char *linux_stem;
+	const char *windows_prefix;
+	const char *wheel_folder;
+	const char *needed;  /* families, space-separated */
+	const char *runtime; /* families, space-separated */
+	unsigned flags;
+	size_t linux_stem_length;
+	size_t windows_prefix_length;
+};
+
+/* What a matching name told about itself, beside its family. */
+struct libname_match {
+	int family;          /* index into the table */
+	bool alt;            /* libnvrtc.alt.so.13 */
+	bool hash_renamed;   /* libnvrtc-builtins-2dc4bf68.so.11.8 (auditwheel) */
+	const char *version; /* after ".so." ("13.0"), "" when unversioned; Windows: the digits */
+};
+
+extern const struct libname_row libnames[];
+extern const size_t libnames_count;
+
+/* Family index of a Linux soname or file name (a basename), or -1. */
+int libnames_match_linux(const char *basename, struct libname_match *match);
+/* Family index of a Windows DLL name (a basename, any case), or -1. */
+int libnames_match_windows(const char *basename, struct libname_match *match);
+/* The platform's own matcher. */
+int libnames_match(const char *basename, struct libname_match *match);
+
+int libnames_family_index(const char *family);
+bool libnames_is_driver(int family);
+
+/* Calls visit for each family named in a space-separated list; stops when it returns true. */
+bool libnames_foreach_family(const char *list, bool (*visit)(int family, void *arg), void *arg);
+
+/* The part of a path after its last separator. */
+const char *libnames_basename(const char *path);

@@ -1,0 +1,35 @@
+/* The index of loaded NVIDIA objects, kept fresh by dl_iterate_phdr's adds/subs counters. Syncing
+   it is also how the runtime registers origins: every NVIDIA object that appeared since the last
+   sync has the folder of its path registered. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define LOADED_MAX_OBJECTS 512
+#define LOADED_SONAME_MAX 256
+
+struct loaded_object {
+	int family;
+	char soname[LOADED_SONAME_MAX]; /* DT_SONAME, or the basename when it has none */
+	const char *path;               /* as loaded (what $ORIGIN means), made absolute */
+	const void *address;            /* inside the object, as of the last sync (for dladdr1) */
+	bool has_runpath;
+	bool has_rpath;
+};
+
+void loaded_init(void);
+
+/* Brings the index up to date when objects were added or removed since the last call (a single
+   dl_iterate_phdr step when nothing changed) and registers the origins of new NVIDIA objects. */
+void loaded_sync(void);
+
+/* True when an NVIDIA object with this soname is loaded, as of the last sync. */
+bool loaded_has_soname(const char *soname);
+bool loaded_has_family(int family);
+
+/* Visits the NVIDIA objects loaded as of the last sync; stops when visit returns true. */
+void loaded_foreach(bool (*visit)(const struct loaded_object *object, void *arg), void *arg);
+
+/* Writes the folder of path (made absolute against the working directory) into folder. */
+bool loaded_folder_of(const char *path, char *folder, size_t size);

@@ -1,0 +1,59 @@
+/* The hooks' entry points. Each asks the runtime (a C call) whether it handles the load; when it
+   does not, it jumps into the real function with the caller's own arguments and return address,
+   so the loader sees the real caller: its RPATH and RUNPATH, its $ORIGIN, its namespace. A C
+   wrapper cannot promise this: at -O0 it calls, and glibc then takes the wrapper for the caller. */
+
+#if defined(__x86_64__)
+
+/* HOOK(name, route, real): name(a, b, c) -> route(a, b, c, return address, &handle) */
+.macro HOOK name, route, real, args
+	.text
+	.globl \name
+	.type \name, @function
+	.globl preload_hook_\name
+	.hidden preload_hook_\name
+	.p2align 4
+\name:
+preload_hook_\name:
+	.cfi_startproc
+	push %rdi
+	.cfi_adjust_cfa_offset 8
+	push %rsi
+	.cfi_adjust_cfa_offset 8
+	push %rdx
+	.cfi_adjust_cfa_offset 8
+	sub $16, %rsp                 /* the handle slot; keeps the stack 16-byte aligned */
+	.cfi_adjust_cfa_offset 16
+	.if \args == 2
+	mov 40(%rsp), %rdx            /* the caller's return address */
+	mov %rsp, %rcx
+	.else
+	mov 40(%rsp), %rcx
+	mov %rsp, %r8
+	.endif
+	call \route
+	test %al, %al
+	jz 1f
+	mov (%rsp), %rax
+	add $40, %rsp
+	.cfi_adjust_cfa_offset -40
+	ret
+	.cfi_adjust_cfa_offset 40
+1:	mov 16(%rsp), %rdx
+	mov 24(%rsp), %rsi
+	mov 32(%rsp), %rdi
+	add $40, %rsp
+	.cfi_adjust_cfa_offset -40
+	jmp *\real(%rip)
+	.cfi_endproc
+	.size \name, .-\name
+.endm
+
+HOOK dlopen, preload_route_dlopen, preload_real_dlopen, 2
+HOOK dlmopen, preload_route_dlmopen, preload_real_dlmopen, 3
+
+.section .note.GNU-stack, "", @progbits
+
+#else
+#error "passthru.S: no tail-jump stub for this architecture yet (x86-64 only; aarch64 needs a tested one)"
+#endif

@@ -1,0 +1,347 @@
+/* The LD_PRELOAD front: the dlopen and dlmopen hooks, start-up and the late-attach scan.
+ *
+ * The hooks' entry points are in passthru.S. Each calls a route function here, which either
+ * handles the load (returns true and the handle) or declines, and the stub then jumps into the real
+ * function as if the runtime were not there. Only one kind of call is ever handled: an NVIDIA
+ * library asked for by bare name that is not loaded, that the loader would not find for the real
+ * caller, and that a registered origin, a wheel sibling or NVINTERPOSE_PATH holds. Everything else,
+ * including every failure, goes to the plain loader with the caller's own frame. */
+#define _GNU_SOURCE
+#include "config.h"
+#include "dynamic.h"
+#include "front.h"
+#include "libnames.h"
+#include "loaded.h"
+#include "log.h"
+#include "registry.h"
+#include "search.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdalign.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+
+/* Read by passthru.S: the functions the hooks hand over to. */
+void *(*preload_real_dlopen)(const char *file, int mode);
+void *(*preload_real_dlmopen)(Lmid_t namespace, const char *file, int mode);
+
+/* The hooks themselves (hidden labels in passthru.S), to tell whether they are the ones the
+   process binds to. */
+extern char preload_hook_dlopen[];
+
+/* Set while this thread runs the runtime's own code: a dlopen that reaches the hooks then (from a
+   constructor of a library the runtime loads) goes straight to the loader. */
+static __thread bool busy __attribute__((tls_model("initial-exec")));
+
+#define CALLER_MAX_DIRS 128
+#define SERINFO_BYTES 16384
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+static const char *environment(const char *name) { return getenv(name); }
+
+static void resolve_real_functions(void)
+{
+	/* RTLD_NEXT finds libc's default versions whether the runtime was preloaded or dlopen'ed. */
+	preload_real_dlopen = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
+	preload_real_dlmopen = (void *(*)(Lmid_t, const char *, int))dlsym(RTLD_NEXT, "dlmopen");
+}
+
+static void initialize(void)
+{
+	resolve_real_functions();
+	struct config config;
+	config_read(&config, environment, getauxval(AT_SECURE) != 0);
+	config_set(&config);
+	if (config.log_file[0])
+		log_open_event_file(config.log_file);
+	if (config.policy == POLICY_COHERENT)
+		log_message(LOG_WARN, "NVINTERPOSE_POLICY=coherent is not available in this version; using fallback");
+	registry_init();
+	loaded_init();
+}
+
+static void ensure_initialized(void) { pthread_once(&once, initialize); }
+
+/* The loader's search list for an object (dlinfo RTLD_DI_SERINFO): its RPATH chain, LD_LIBRARY_PATH,
+   its RUNPATH and the default folders, with $ORIGIN expanded. The ld.so.cache and the
+   glibc-hwcaps subfolders are not in it: the real loader does those steps itself. */
+struct search_list {
+	alignas(Dl_serinfo) char buffer[SERINFO_BYTES];
+	const char *dirs[CALLER_MAX_DIRS];
+	size_t count;
+};
+
+static bool read_search_list(struct link_map *object, struct search_list *list)
+{
+	Dl_serinfo size;
+	Dl_serinfo *info = (Dl_serinfo *)list->buffer;
+	list->count = 0;
+	if (dlinfo(object, RTLD_DI_SERINFOSIZE, &size) != 0 || size.dls_size > sizeof(list->buffer))
+		return false;
+	*info = size;
+	if (dlinfo(object, RTLD_DI_SERINFO, info) != 0)
+		return false;
+	for (unsigned i = 0; i < info->dls_cnt && list->count < CALLER_MAX_DIRS; i++)
+		list->dirs[list->count++] = info->dls_serpath[i].dls_name;
+	return true;
+}
+
+/* The object whose code holds address, as glibc's dlopen determines its caller: when no object
+   holds it (generated code), the main program. */
+static struct link_map *object_at(const void *address)
+{
+	Dl_info info;
+	struct link_map *object = NULL;
+	if (address && dladdr1(address, &info, (void **)&object, RTLD_DL_LINKMAP) && object)
+		return object;
+	return _r_debug.r_map;
+}
+
+struct lookup {
+	bool loader_finds;
+	enum search_step step;
+	char candidate[PATH_MAX];
+};
+
+static bool consider_candidate(const char *path, enum search_step step, void *arg)
+{
+	struct lookup *lookup = arg;
+	if (!dynamic_file_is_loadable(path)) {
+		if (step != SEARCH_CALLER)
+			log_message(LOG_INFO, "%s is not a shared object this process can load; skipped", path);
+		return false;
+	}
+	if (step == SEARCH_CALLER) {
+		lookup->loader_finds = true;
+	} else {
+		lookup->step = step;
+		strcpy(lookup->candidate, path);
+	}
+	return true;
+}
+
+/* Resolves an NVIDIA bare name for caller under the fallback policy. Returns the handle, or NULL
+   when the plain loader should have the call (it finds the library itself, or nobody does). */
+static void *resolve_bare_name(const char *name, int mode, int family, struct link_map *caller)
+{
+	struct search_list *list = malloc(sizeof(*list));
+	struct lookup *lookup = calloc(1, sizeof(*lookup));
+	char caller_folder[PATH_MAX];
+	void *handle = NULL;
+	if (!list || !lookup || !read_search_list(caller, list))
+		goto out;
+
+	const char *caller_name = caller->l_name && caller->l_name[0] ? caller->l_name : "(main program)";
+	bool caller_is_nvidia = libnames_match_linux(libnames_basename(caller_name), NULL) >= 0 &&
+				loaded_folder_of(caller_name, caller_folder, sizeof(caller_folder));
+	struct search_request request = {
+		.name = name,
+		.caller_dirs = list->dirs,
+		.caller_dir_count = list->count,
+		.caller_folder = caller_is_nvidia ? caller_folder : NULL,
+		.include_caller_dirs = true,
+	};
+	search_candidates(&request, consider_candidate, lookup);
+	if (lookup->loader_finds || !lookup->candidate[0])
+		goto out;
+
+	/* The loader's own remaining steps come first: ld.so.cache and the glibc-hwcaps folders. A
+	   caller marked NODEFLIB skips them, so for it only an object loaded under that name counts. */
+	bool nodeflib = dynamic_has_nodeflib(caller->l_ld);
+	handle = preload_real_dlopen(name, nodeflib ? mode | RTLD_NOLOAD : mode);
+	if (handle)
+		goto out;
+
+	handle = preload_real_dlopen(lookup->candidate, mode);
+	if (handle) {
+		log_message(LOG_INFO, "%s for %s: loaded %s (%s)", name, caller_name, lookup->candidate,
+			    search_step_name(lookup->step));
+		log_event(&(struct log_event){ .event = "redirect", .name = name, .path = lookup->candidate,
+					       .caller = caller_name, .family = libnames[family].family,
+					       .reason = search_step_name(lookup->step) });
+	} else {
+		log_message(LOG_WARN, "%s for %s: %s did not load: %s", name, caller_name, lookup->candidate, dlerror());
+	}
+out:
+	free(list);
+	free(lookup);
+	return handle;
+}
+
+bool preload_route_dlopen(const char *file, int mode, const void *caller, void **handle);
+bool preload_route_dlopen(const char *file, int mode, const void *caller, void **handle)
+{
+	/* No name, a path, a $-token, RTLD_NOLOAD and RTLD_DEEPBIND keep the caller's exact semantics:
+	   straight to the loader. Names that are not NVIDIA's leave here too, after one table scan. */
+	if (busy || !file || !file[0] || strchr(file, '/') || strchr(file, '$') || (mode & (RTLD_NOLOAD | RTLD_DEEPBIND)))
+		goto pass;
+	struct libname_match match;
+	int family = libnames_match_linux(file, &match);
+	if (family < 0)
+		goto pass;
+
+	int saved_errno = errno;
+	busy = true;
+	ensure_initialized();
+	const struct config *config = config_get();
+	bool handled = false;
+	if (config->disabled)
+		goto out;
+	loaded_sync();
+	if (config->policy == POLICY_OFF || libnames_is_driver(family) || loaded_has_soname(file))
+		goto out;
+	/* Constructors of the library loaded here may dlopen in turn: they deserve the full treatment. */
+	busy = false;
+	*handle = resolve_bare_name(file, mode, family, object_at(caller));
+	handled = *handle != NULL;
+out:
+	busy = false;
+	if (!handled)
+		errno = saved_errno;
+	return handled;
+pass:
+	if (!preload_real_dlopen)
+		ensure_initialized(); /* a dlopen from a constructor that ran before the runtime's */
+	return false;
+}
+
+bool preload_route_dlmopen(Lmid_t namespace, const char *file, int mode, const void *caller, void **handle);
+bool preload_route_dlmopen(Lmid_t namespace, const char *file, int mode, const void *caller, void **handle)
+{
+	/* Every dlmopen goes to the loader: code inside another namespace binds to that namespace's
+	   own libc and never reaches these hooks, so nothing there could be redirected consistently.
+	   An NVIDIA library given by path is still an origin worth knowing. */
+	(void)namespace, (void)mode, (void)caller, (void)handle;
+	if (busy)
+		return false;
+	ensure_initialized();
+	if (config_get()->disabled || !file || !strchr(file, '/') || strchr(file, '$'))
+		return false;
+	int family = libnames_match_linux(libnames_basename(file), NULL);
+	char folder[PATH_MAX];
+	if (family >= 0 && dynamic_file_is_loadable(file) && loaded_folder_of(file, folder, sizeof(folder))) {
+		int saved_errno = errno;
+		if (registry_add_origin(family, folder) == REGISTRY_ADDED)
+			log_event(&(struct log_event){ .event = "register", .name = libnames_basename(file), .path = folder,
+						       .family = libnames[family].family, .reason = "dlmopen" });
+		errno = saved_errno;
+	}
+	return false;
+}
+
+/* ---- The attach scan ---------------------------------------------------------------------------
+   A runtime dlopen'ed after NVIDIA libraries does not see their own dlopen calls (they are bound
+   to libc's). For each loaded NVIDIA library whose run-time dependents its loader would not find,
+   load them now from where the runtime finds them, so that the loader reuses them by soname. */
+
+struct attach {
+	const struct loaded_object *parent;
+	struct libname_match parent_match;
+	int loaded;
+};
+
+/* The file name of dependent family in the parent's folder: same .alt-ness, versioned, and of the
+   parent's major version when there is one (libnvrtc.so.13 loads libnvrtc-builtins.so.13.0). */
+static bool dependent_name(const struct attach *attach, int family, char *name, size_t size)
+{
+	char folder[PATH_MAX];
+	if (!loaded_folder_of(attach->parent->path, folder, sizeof(folder)))
+		return false;
+	DIR *dir = opendir(folder);
+	if (!dir)
+		return false;
+	const char *major = attach->parent_match.version;
+	size_t major_length = strcspn(major, ".");
+	bool found = false, found_same_major = false;
+	struct dirent *entry;
+	while ((entry = readdir(dir)) && !found_same_major) {
+		struct libname_match match;
+		if (libnames_match_linux(entry->d_name, &match) != family || match.alt != attach->parent_match.alt ||
+		    match.hash_renamed || !match.version[0] || strlen(entry->d_name) >= size)
+			continue;
+		bool same_major = major_length && strncmp(match.version, major, major_length) == 0 &&
+				  (match.version[major_length] == '.' || match.version[major_length] == '\0');
+		if (!found || same_major) {
+			strcpy(name, entry->d_name);
+			found = true;
+			found_same_major = same_major;
+		}
+	}
+	closedir(dir);
+	return found;
+}
+
+static bool attach_dependent(int family, void *arg)
+{
+	struct attach *attach = arg;
+	char name[NAME_MAX + 1];
+	if (libnames_is_driver(family) || loaded_has_family(family) || !dependent_name(attach, family, name, sizeof(name)))
+		return false;
+	struct link_map *parent = object_at(attach->parent->address);
+	if (!parent || !parent->l_name || strcmp(parent->l_name, attach->parent->path) != 0)
+		return false; /* unloaded since the last sync */
+	void *handle = resolve_bare_name(name, RTLD_LAZY | RTLD_LOCAL, family, parent);
+	if (!handle)
+		return false;
+	/* The handle is kept: the dependent stays for the parent to find by soname. */
+	attach->loaded++;
+	struct link_map *object = NULL;
+	dlinfo(handle, RTLD_DI_LINKMAP, &object);
+	log_message(LOG_INFO, "attached late: loaded %s for %s", object ? object->l_name : name, attach->parent->path);
+	log_event(&(struct log_event){ .event = "attach-load", .name = name, .path = object ? object->l_name : NULL,
+				       .caller = attach->parent->path, .family = libnames[family].family,
+				       .reason = "run-time dependent its loader would not find" });
+	return false;
+}
+
+static bool attach_parent(const struct loaded_object *object, void *arg)
+{
+	struct attach *attach = arg;
+	const char *runtime = libnames[object->family].runtime;
+	if (!runtime[0] || libnames_match_linux(object->soname, &attach->parent_match) < 0)
+		return false;
+	attach->parent = object;
+	libnames_foreach_family(runtime, attach_dependent, attach);
+	return false;
+}
+
+/* True when the process binds dlopen to the hooks (preloaded, or linked ahead of libc). */
+static bool hooks_bound(void) { return dlsym(RTLD_DEFAULT, "dlopen") == (void *)preload_hook_dlopen; }
+
+static int attach_scan(void)
+{
+	struct attach attach = { 0 };
+	ensure_initialized();
+	const struct config *config = config_get();
+	if (config->disabled)
+		return 0;
+	busy = true;
+	loaded_sync();
+	if (config->policy != POLICY_OFF && !hooks_bound())
+		loaded_foreach(attach_parent, &attach);
+	busy = false;
+	return attach.loaded;
+}
+
+void front_sync(void)
+{
+	ensure_initialized();
+	if (!config_get()->disabled)
+		loaded_sync();
+}
+
+int front_rescan(void) { return attach_scan(); }
+
+__attribute__((constructor)) static void start(void)
+{
+	int saved_errno = errno;
+	attach_scan();
+	errno = saved_errno;
+}

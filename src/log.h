@@ -1,0 +1,26 @@
+/* The human log (stderr) and the JSON-lines event log (NVINTERPOSE_LOG_FILE). */
+#pragma once
+
+#include "config.h"
+
+struct log_event {
+	const char *event;  /* register, redirect, attach-load, ... */
+	const char *name;   /* the name asked for, or the object's name */
+	const char *path;   /* the file or folder the event is about */
+	const char *caller; /* the object that asked */
+	const char *family;
+	const char *reason;
+};
+
+void log_set_level(enum log_level level);
+bool log_enabled(enum log_level level);
+void log_message(enum log_level level, const char *format, ...) __attribute__((format(printf, 2, 3)));
+
+/* Opens the event log for appending; false (and an error message) when it cannot. */
+bool log_open_event_file(const char *path);
+/* One event, one line, one write(2). Does nothing without an event log. Safe from any thread;
+   allocation-free, so safe where the loader holds its locks. */
+void log_event(const struct log_event *event);
+
+/* Writes s as the inside of a JSON string into out (size bytes); returns the length written. */
+size_t log_json_escape(char *out, size_t size, const char *s);

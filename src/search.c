@@ -1,0 +1,168 @@
+/* The order in which a policy looks for a library the loader did not find.
+ *
+ * fallback (and coherent, which the front applies earlier):
+ *   1. the caller's own search list (RPATH chain, LD_LIBRARY_PATH, RUNPATH, default folders), which
+ *      the front uses only to learn whether the loader will succeed on its own;
+ *   2. the folder of the NVIDIA library that asked (NVRTC has no RUNPATH: its builtins lie beside it);
+ *   3. every registered origin, in the order first seen;
+ *   4. the wheel siblings of those folders (CUDA 12 wheels put each component in its own
+ *      site-packages/nvidia/PKG/lib, and cusparse's nvJitLink lives in nvidia/nvjitlink/lib);
+ *   5. NVINTERPOSE_PATH. */
+#include "search.h"
+
+#include "config.h"
+#include "registry.h"
+
+#include <dirent.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define SEARCH_MAX_FOLDERS 256
+
+#ifdef _WIN32
+#define WHEEL_LEAF "bin"
+#define SEPARATOR '\\'
+#else
+#define WHEEL_LEAF "lib"
+#define SEPARATOR '/'
+#endif
+
+struct walk {
+	const struct search_request *request;
+	search_visit visit;
+	void *arg;
+	size_t seen_count;
+	struct {
+		dev_t device;
+		ino_t inode;
+	} seen[SEARCH_MAX_FOLDERS];
+};
+
+const char *search_step_name(enum search_step step)
+{
+	static const char *const names[] = {
+		[SEARCH_CALLER] = "caller search list",
+		[SEARCH_CALLER_FOLDER] = "caller's folder",
+		[SEARCH_ORIGIN] = "registered origin",
+		[SEARCH_WHEEL_SIBLING] = "wheel sibling",
+		[SEARCH_NVINTERPOSE_PATH] = "NVINTERPOSE_PATH",
+	};
+	return names[step];
+}
+
+/* True once a folder (by device and inode) has been tried in this walk. */
+static bool seen_before(struct walk *walk, const struct stat *st)
+{
+	for (size_t i = 0; i < walk->seen_count; i++)
+		if (walk->seen[i].device == st->st_dev && walk->seen[i].inode == st->st_ino)
+			return true;
+	if (walk->seen_count < SEARCH_MAX_FOLDERS) {
+		walk->seen[walk->seen_count].device = st->st_dev;
+		walk->seen[walk->seen_count].inode = st->st_ino;
+		walk->seen_count++;
+	}
+	return false;
+}
+
+static bool try_folder(struct walk *walk, const char *folder, enum search_step step)
+{
+	struct stat st;
+	char path[PATH_MAX];
+	if (!folder || !folder[0] || stat(folder, &st) != 0 || !S_ISDIR(st.st_mode) || seen_before(walk, &st))
+		return false;
+	size_t length = strlen(folder);
+	while (length > 1 && folder[length - 1] == SEPARATOR)
+		length--;
+	int n = snprintf(path, sizeof(path), "%.*s%c%s", (int)length, folder, SEPARATOR, walk->request->name);
+	if (n < 0 || (size_t)n >= sizeof(path) || stat(path, &st) != 0 || S_ISDIR(st.st_mode))
+		return false;
+	return walk->visit(path, step, walk->arg);
+}
+
+bool search_wheel_root(const char *folder, char *parent, size_t size, const char **leaf)
+{
+	/* .../nvidia/PKG/lib: the last component is the leaf, the one before it the package, and the
+	   one before that must be "nvidia". */
+	size_t length = strlen(folder);
+	while (length > 1 && folder[length - 1] == SEPARATOR)
+		length--;
+	const char *end = folder + length;
+	const char *slash[3] = { NULL, NULL, NULL };
+	const char *s = end;
+	for (int i = 0; i < 3; i++) {
+		while (s > folder && s[-1] != SEPARATOR)
+			s--;
+		if (s == folder)
+			return false;
+		slash[i] = --s;
+	}
+	size_t leaf_length = (size_t)(end - slash[0] - 1);
+	if (leaf_length != strlen(WHEEL_LEAF) || strncmp(slash[0] + 1, WHEEL_LEAF, leaf_length) != 0)
+		return false;
+	if ((size_t)(slash[1] - slash[2] - 1) != 6 || strncmp(slash[2] + 1, "nvidia", 6) != 0)
+		return false;
+	size_t parent_length = (size_t)(slash[1] - folder);
+	if (parent_length >= size)
+		return false;
+	memcpy(parent, folder, parent_length);
+	parent[parent_length] = '\0';
+	if (leaf)
+		*leaf = WHEEL_LEAF;
+	return true;
+}
+
+static int skip_dots(const struct dirent *entry) { return entry->d_name[0] != '.'; }
+
+static bool try_wheel_siblings(struct walk *walk, const char *origin)
+{
+	char root[PATH_MAX];
+	const char *leaf;
+	if (!search_wheel_root(origin, root, sizeof(root), &leaf))
+		return false;
+	struct dirent **entries = NULL;
+	int n = scandir(root, &entries, skip_dots, alphasort);
+	bool stopped = false;
+	for (int i = 0; i < n; i++) {
+		char folder[PATH_MAX];
+		int k = snprintf(folder, sizeof(folder), "%s%c%s%c%s", root, SEPARATOR, entries[i]->d_name, SEPARATOR, leaf);
+		if (!stopped && k > 0 && (size_t)k < sizeof(folder))
+			stopped = try_folder(walk, folder, SEARCH_WHEEL_SIBLING);
+		free(entries[i]);
+	}
+	free(entries);
+	return stopped;
+}
+
+bool search_candidates(const struct search_request *request, search_visit visit, void *arg)
+{
+	struct walk *walk = calloc(1, sizeof(*walk));
+	bool stopped = false;
+	if (!walk || !request->name || !request->name[0] || strchr(request->name, SEPARATOR))
+		goto out;
+	walk->request = request;
+	walk->visit = visit;
+	walk->arg = arg;
+
+	for (size_t i = 0; request->include_caller_dirs && i < request->caller_dir_count && !stopped; i++)
+		stopped = try_folder(walk, request->caller_dirs[i], SEARCH_CALLER);
+	if (!stopped && request->caller_folder)
+		stopped = try_folder(walk, request->caller_folder, SEARCH_CALLER_FOLDER);
+
+	size_t n = registry_count();
+	for (size_t i = 0; i < n && !stopped; i++)
+		stopped = try_folder(walk, registry_at(i)->folder, SEARCH_ORIGIN);
+	if (!stopped && request->caller_folder)
+		stopped = try_wheel_siblings(walk, request->caller_folder);
+	for (size_t i = 0; i < n && !stopped; i++)
+		stopped = try_wheel_siblings(walk, registry_at(i)->folder);
+
+	const struct config *config = config_get();
+	for (size_t i = 0; i < config->path_count && !stopped; i++)
+		stopped = try_folder(walk, config->path[i], SEARCH_NVINTERPOSE_PATH);
+out:
+	free(walk);
+	return stopped;
+}

@@ -59,11 +59,11 @@ static bool is_absolute(const char *folder)
 static void add_path_entry(struct config *config, const char *entry, size_t length)
 {
 	if (length == 0) {
-		log_message(LOG_WARN, "NVINTERPOSE_PATH: empty entry ignored");
+		log_message(LOG_ERROR, "NVINTERPOSE_PATH: empty entry ignored");
 		return;
 	}
 	if (length >= CONFIG_FOLDER_MAX) {
-		log_message(LOG_WARN, "NVINTERPOSE_PATH: entry of %zu characters ignored (longer than %d)", length,
+		log_message(LOG_ERROR, "NVINTERPOSE_PATH: entry of %zu characters ignored (longer than %d)", length,
 			    CONFIG_FOLDER_MAX - 1);
 		return;
 	}
@@ -72,11 +72,11 @@ static void add_path_entry(struct config *config, const char *entry, size_t leng
 	folder[length] = '\0';
 	struct stat st;
 	if (!is_absolute(folder))
-		log_message(LOG_WARN, "NVINTERPOSE_PATH: relative entry '%s' ignored (use an absolute folder)", folder);
+		log_message(LOG_ERROR, "NVINTERPOSE_PATH: relative entry '%s' ignored (use an absolute folder)", folder);
 	else if (stat(folder, &st) != 0 || !S_ISDIR(st.st_mode))
-		log_message(LOG_WARN, "NVINTERPOSE_PATH: '%s' is not a folder; ignored", folder);
+		log_message(LOG_ERROR, "NVINTERPOSE_PATH: '%s' is not a folder; ignored", folder);
 	else if (config->path_count == CONFIG_PATH_MAX_ENTRIES)
-		log_message(LOG_WARN, "NVINTERPOSE_PATH: more than %d entries; '%s' ignored", CONFIG_PATH_MAX_ENTRIES,
+		log_message(LOG_ERROR, "NVINTERPOSE_PATH: more than %d entries; '%s' ignored", CONFIG_PATH_MAX_ENTRIES,
 			    folder);
 	else
 		memcpy(config->path[config->path_count++], folder, length + 1);

@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <link.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -34,13 +35,22 @@ static _Atomic unsigned long current_generation;
 static atomic_flag syncing = ATOMIC_FLAG_INIT;
 static atomic_flag full_reported = ATOMIC_FLAG_INIT;
 
-static void reset_in_child(void) { atomic_flag_clear(&syncing); }
+static void take_sync_lock(void)
+{
+	while (atomic_flag_test_and_set_explicit(&syncing, memory_order_acquire))
+		sched_yield();
+}
 
+static void release_sync_lock(void) { atomic_flag_clear_explicit(&syncing, memory_order_release); }
+
+/* A sync runs dl_iterate_phdr, which holds the loader's list lock; glibc's fork does not reset that
+   lock in the child, so a fork during a sync would leave the child unable to load anything. Forks
+   wait for the sync in progress, and the child starts with the lock free. */
 void loaded_init(void)
 {
 	static atomic_flag done = ATOMIC_FLAG_INIT;
 	if (!atomic_flag_test_and_set(&done))
-		pthread_atfork(NULL, NULL, reset_in_child);
+		pthread_atfork(take_sync_lock, release_sync_lock, release_sync_lock);
 }
 
 bool loaded_folder_of(const char *path, char *folder, size_t size)
@@ -173,21 +183,23 @@ static int read_counters(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
-void loaded_sync(void)
+void loaded_sync(bool wait)
 {
+	if (wait)
+		take_sync_lock();
+	else if (atomic_flag_test_and_set_explicit(&syncing, memory_order_acquire))
+		return; /* another thread is bringing it up to date now */
 	unsigned long long counters[2] = { 0, 0 };
 	dl_iterate_phdr(read_counters, counters);
-	if (counters[0] == atomic_load_explicit(&seen_adds, memory_order_acquire) &&
-	    counters[1] == atomic_load_explicit(&seen_subs, memory_order_acquire))
-		return;
-	if (atomic_flag_test_and_set_explicit(&syncing, memory_order_acquire))
-		return; /* another thread is rebuilding it now */
-	struct scan scan = { .generation = atomic_load(&current_generation) + 1, .first = true };
-	dl_iterate_phdr(scan_object, &scan);
-	atomic_store_explicit(&current_generation, scan.generation, memory_order_release);
-	atomic_store_explicit(&seen_adds, scan.adds, memory_order_release);
-	atomic_store_explicit(&seen_subs, scan.subs, memory_order_release);
-	atomic_flag_clear_explicit(&syncing, memory_order_release);
+	if (counters[0] != atomic_load_explicit(&seen_adds, memory_order_relaxed) ||
+	    counters[1] != atomic_load_explicit(&seen_subs, memory_order_relaxed)) {
+		struct scan scan = { .generation = atomic_load(&current_generation) + 1, .first = true };
+		dl_iterate_phdr(scan_object, &scan);
+		atomic_store_explicit(&current_generation, scan.generation, memory_order_release);
+		atomic_store_explicit(&seen_adds, scan.adds, memory_order_relaxed);
+		atomic_store_explicit(&seen_subs, scan.subs, memory_order_relaxed);
+	}
+	release_sync_lock();
 }
 
 static bool is_loaded(const struct entry *entry)
@@ -201,6 +213,23 @@ bool loaded_has_soname(const char *soname)
 	size_t n = atomic_load_explicit(&entry_count, memory_order_acquire);
 	for (size_t i = 0; i < n; i++)
 		if (strcmp(entries[i].object.soname, soname) == 0 && is_loaded(&entries[i]))
+			return true;
+	return false;
+}
+
+bool loaded_has_path(const char *path)
+{
+	char absolute[PATH_MAX];
+	if (path[0] != '/') {
+		char folder[PATH_MAX];
+		if (!loaded_folder_of(path, folder, sizeof(folder)) ||
+		    snprintf(absolute, sizeof(absolute), "%s/%s", folder, libnames_basename(path)) >= (int)sizeof(absolute))
+			return false;
+		path = absolute;
+	}
+	size_t n = atomic_load_explicit(&entry_count, memory_order_acquire);
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(entries[i].object.path, path) == 0 && is_loaded(&entries[i]))
 			return true;
 	return false;
 }

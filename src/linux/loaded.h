@@ -21,12 +21,16 @@ struct loaded_object {
 void loaded_init(void);
 
 /* Brings the index up to date when objects were added or removed since the last call (a single
-   dl_iterate_phdr step when nothing changed) and registers the origins of new NVIDIA objects. */
-void loaded_sync(void);
+   dl_iterate_phdr step when nothing changed) and registers the origins of new NVIDIA objects.
+   Without wait, a thread that finds another one syncing goes on with the index as it is (a hint);
+   with wait, it returns once the index covers every object loaded before the call. */
+void loaded_sync(bool wait);
 
 /* True when an NVIDIA object with this soname is loaded, as of the last sync. */
 bool loaded_has_soname(const char *soname);
 bool loaded_has_family(int family);
+/* True when an NVIDIA object loaded as path (absolute, or relative to the working folder) is loaded. */
+bool loaded_has_path(const char *path);
 
 /* Visits the NVIDIA objects loaded as of the last sync; stops when visit returns true. */
 void loaded_foreach(bool (*visit)(const struct loaded_object *object, void *arg), void *arg);

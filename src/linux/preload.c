@@ -131,6 +131,7 @@ static bool consider_candidate(const char *path, enum search_step step, void *ar
    when the plain loader should have the call (it finds the library itself, or nobody does). */
 static void *resolve_bare_name(const char *name, int mode, int family, struct link_map *caller)
 {
+	loaded_sync(true); /* the caller's own origin must be registered before the search */
 	struct search_list *list = malloc(sizeof(*list));
 	struct lookup *lookup = calloc(1, sizeof(*lookup));
 	char caller_folder[PATH_MAX];
@@ -175,15 +176,32 @@ out:
 	return handle;
 }
 
+/* A library loaded by path is registered before the loader has it, so that its folder is known
+   even if it is unloaded before the runtime's next contact: the folder of the path as given (what
+   $ORIGIN will mean), when the file is one the loader can take. Objects a load brings in as
+   DT_NEEDED are registered at the next sync. */
+static void register_path(int family, const char *path)
+{
+	char folder[PATH_MAX];
+	if (loaded_has_path(path) || !dynamic_file_is_loadable(path) || !loaded_folder_of(path, folder, sizeof(folder)))
+		return;
+	if (registry_add_origin(family, folder) == REGISTRY_ADDED) {
+		log_message(LOG_INFO, "%s loaded from %s: registered", libnames[family].family, folder);
+		log_event(&(struct log_event){ .event = "register", .name = libnames_basename(path), .path = folder,
+					       .family = libnames[family].family, .reason = "loaded by path" });
+	}
+}
+
 bool preload_route_dlopen(const char *file, int mode, const void *caller, void **handle);
 bool preload_route_dlopen(const char *file, int mode, const void *caller, void **handle)
 {
-	/* No name, a path, a $-token, RTLD_NOLOAD and RTLD_DEEPBIND keep the caller's exact semantics:
-	   straight to the loader. Names that are not NVIDIA's leave here too, after one table scan. */
-	if (busy || !file || !file[0] || strchr(file, '/') || strchr(file, '$') || (mode & (RTLD_NOLOAD | RTLD_DEEPBIND)))
+	/* No name, a $-token, RTLD_NOLOAD and RTLD_DEEPBIND keep the caller's exact semantics: straight
+	   to the loader. Names that are not NVIDIA's leave here too, after one table scan. */
+	if (busy || !file || !file[0] || strchr(file, '$') || (mode & (RTLD_NOLOAD | RTLD_DEEPBIND)))
 		goto pass;
 	struct libname_match match;
-	int family = libnames_match_linux(file, &match);
+	bool by_path = strchr(file, '/') != NULL;
+	int family = libnames_match_linux(by_path ? libnames_basename(file) : file, &match);
 	if (family < 0)
 		goto pass;
 
@@ -194,7 +212,11 @@ bool preload_route_dlopen(const char *file, int mode, const void *caller, void *
 	bool handled = false;
 	if (config->disabled)
 		goto out;
-	loaded_sync();
+	loaded_sync(false);
+	if (by_path) {
+		register_path(family, file);
+		goto out; /* a path is the caller's choice: never redirected */
+	}
 	if (config->policy == POLICY_OFF || libnames_is_driver(family) || loaded_has_soname(file))
 		goto out;
 	/* Constructors of the library loaded here may dlopen in turn: they deserve the full treatment. */
@@ -225,12 +247,11 @@ bool preload_route_dlmopen(Lmid_t namespace, const char *file, int mode, const v
 	if (config_get()->disabled || !file || !strchr(file, '/') || strchr(file, '$'))
 		return false;
 	int family = libnames_match_linux(libnames_basename(file), NULL);
-	char folder[PATH_MAX];
-	if (family >= 0 && dynamic_file_is_loadable(file) && loaded_folder_of(file, folder, sizeof(folder))) {
+	if (family >= 0) {
 		int saved_errno = errno;
-		if (registry_add_origin(family, folder) == REGISTRY_ADDED)
-			log_event(&(struct log_event){ .event = "register", .name = libnames_basename(file), .path = folder,
-						       .family = libnames[family].family, .reason = "dlmopen" });
+		busy = true;
+		register_path(family, file);
+		busy = false;
 		errno = saved_errno;
 	}
 	return false;
@@ -323,7 +344,7 @@ static int attach_scan(void)
 	if (config->disabled)
 		return 0;
 	busy = true;
-	loaded_sync();
+	loaded_sync(true);
 	if (config->policy != POLICY_OFF && !hooks_bound())
 		loaded_foreach(attach_parent, &attach);
 	busy = false;
@@ -334,7 +355,7 @@ void front_sync(void)
 {
 	ensure_initialized();
 	if (!config_get()->disabled)
-		loaded_sync();
+		loaded_sync(true);
 }
 
 int front_rescan(void) { return attach_scan(); }

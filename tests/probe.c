@@ -1,0 +1,201 @@
+/* The child program of the preload and cuda suites: runs loader commands given on its command line
+   and prints one line for each, so a test can compare a run without the runtime to one with it.
+     open[:FLAGS] NAME     dlopen ("-" is the empty name); FLAGS: now,lazy,global,noload,deepbind
+     close NAME            dlclose of the handle the last open of NAME returned
+     call LIB SYMBOL       dlopen LIB, call int SYMBOL(void)
+     same A B              dlopen both; are the handles the same?
+     late LIBRARY          dlopen the runtime after what came before (late attach)
+     origin FAMILY         nvi_family_origin
+     origins               nvi_list_origins of every family
+     rescan                nvi_rescan
+     maps TEXT             the mapped files whose path contains TEXT
+     errno NAME            dlopen NAME with errno set to EDOM before; prints errno after
+     nvrtc LIB             NVRTC: create and compile a small kernel (real libnvrtc) */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nvinterpose.h"
+
+static void *runtime;
+
+struct handle {
+	char name[4096];
+	void *handle;
+};
+static struct handle handles[256];
+static int handle_count;
+
+static const char *where(void *h)
+{
+	struct link_map *map = NULL;
+	if (dlinfo(h, RTLD_DI_LINKMAP, &map) != 0 || !map)
+		return "(no link map)";
+	return map->l_name[0] ? map->l_name : "(main program)";
+}
+
+static int parse_flags(const char *text)
+{
+	int flags = 0;
+	if (!text)
+		return RTLD_NOW;
+	if (strstr(text, "now"))
+		flags |= RTLD_NOW;
+	if (strstr(text, "lazy"))
+		flags |= RTLD_LAZY;
+	if (strstr(text, "global"))
+		flags |= RTLD_GLOBAL;
+	if (strstr(text, "noload"))
+		flags |= RTLD_NOLOAD;
+	if (strstr(text, "deepbind"))
+		flags |= RTLD_DEEPBIND;
+	return flags & (RTLD_NOW | RTLD_LAZY) ? flags : flags | RTLD_NOW;
+}
+
+static void *api(const char *symbol)
+{
+	void *f = dlsym(runtime ? runtime : RTLD_DEFAULT, symbol);
+	if (!f) {
+		printf("%s: not available\n", symbol);
+		exit(3);
+	}
+	return f;
+}
+
+static void *open_library(const char *name, int flags)
+{
+	void *h = dlopen(name[0] == '-' && !name[1] ? "" : name, flags);
+	if (h && handle_count < 256) {
+		snprintf(handles[handle_count].name, sizeof(handles[0].name), "%s", name);
+		handles[handle_count++].handle = h;
+	}
+	return h;
+}
+
+static void print_maps(const char *text)
+{
+	FILE *maps = fopen("/proc/self/maps", "r");
+	char line[8192], last[4096] = "";
+	while (maps && fgets(line, sizeof(line), maps)) {
+		char *path = strchr(line, '/');
+		if (!path || !strstr(path, text))
+			continue;
+		path[strcspn(path, "\n")] = '\0';
+		if (strcmp(path, last) != 0)
+			printf("maps: %s\n", path);
+		snprintf(last, sizeof(last), "%s", path);
+	}
+	if (maps)
+		fclose(maps);
+}
+
+typedef int (*nvrtc_create)(void **, const char *, const char *, int, const char *const *, const char *const *);
+typedef int (*nvrtc_compile)(void *, int, const char *const *);
+typedef int (*nvrtc_log_size)(void *, size_t *);
+typedef int (*nvrtc_log)(void *, char *);
+
+static int nvrtc(const char *library)
+{
+	void *h = open_library(library, RTLD_NOW);
+	if (!h) {
+		printf("nvrtc: %s\n", dlerror());
+		return 1;
+	}
+	nvrtc_create create = (nvrtc_create)dlsym(h, "nvrtcCreateProgram");
+	nvrtc_compile compile = (nvrtc_compile)dlsym(h, "nvrtcCompileProgram");
+	nvrtc_log_size log_size = (nvrtc_log_size)dlsym(h, "nvrtcGetProgramLogSize");
+	nvrtc_log get_log = (nvrtc_log)dlsym(h, "nvrtcGetProgramLog");
+	if (!create || !compile || !log_size || !get_log) {
+		printf("nvrtc: symbols missing\n");
+		return 1;
+	}
+	void *program = NULL;
+	create(&program, "extern \"C\" __global__ void twice(float *x) { x[threadIdx.x] *= 2.0f; }", "twice.cu", 0, NULL, NULL);
+	int result = compile(program, 0, NULL);
+	size_t size = 0;
+	log_size(program, &size);
+	char *text = calloc(1, size + 1);
+	get_log(program, text);
+	text[strcspn(text, "\n")] = '\0';
+	printf("nvrtc compile: %s%s%s\n", result == 0 ? "ok" : "failed", text[0] ? ": " : "", text);
+	free(text);
+	return result == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	int status = 0;
+	setvbuf(stdout, NULL, _IONBF, 0);
+	for (int i = 1; i < argc; i++) {
+		const char *command = argv[i];
+		const char *arg = i + 1 < argc ? argv[i + 1] : "";
+		if (strncmp(command, "open", 4) == 0 && (command[4] == '\0' || command[4] == ':')) {
+			void *h = open_library(arg, parse_flags(command[4] ? command + 5 : NULL));
+			if (h)
+				printf("open %s: %s\n", arg, where(h));
+			else
+				printf("open %s: error: %s\n", arg, dlerror());
+			i++;
+		} else if (strcmp(command, "close") == 0) {
+			for (int k = handle_count - 1; k >= 0; k--)
+				if (handles[k].handle && strcmp(handles[k].name, arg) == 0) {
+					printf("close %s: %d\n", arg, dlclose(handles[k].handle));
+					handles[k].handle = NULL;
+					break;
+				}
+			i++;
+		} else if (strcmp(command, "call") == 0) {
+			void *h = open_library(arg, RTLD_NOW);
+			int (*f)(void) = h ? (int (*)(void))dlsym(h, argv[i + 2]) : NULL;
+			if (!h)
+				printf("call %s: error: %s\n", argv[i + 2], dlerror());
+			else
+				printf("call %s: %d\n", argv[i + 2], f ? f() : -100);
+			i += 2;
+		} else if (strcmp(command, "same") == 0) {
+			void *a = open_library(arg, RTLD_NOW), *b = open_library(argv[i + 2], RTLD_NOW);
+			printf("same %s %s: %s\n", arg, argv[i + 2], a && a == b ? "yes" : "no");
+			i += 2;
+		} else if (strcmp(command, "late") == 0) {
+			runtime = dlopen(arg, RTLD_NOW | RTLD_LOCAL);
+			printf("late: %s\n", runtime ? "attached" : dlerror());
+			i++;
+		} else if (strcmp(command, "origin") == 0) {
+			char folder[4096];
+			int (*origin)(const char *, char *, size_t) = (int (*)(const char *, char *, size_t))api("nvi_family_origin");
+			int rc = origin(arg, folder, sizeof(folder));
+			printf("origin %s: %s\n", arg, rc == 0 ? folder : strerror(-rc));
+			i++;
+		} else if (strcmp(command, "origins") == 0) {
+			struct nvi_origin list[64];
+			int (*origins)(const char *, struct nvi_origin *, size_t) =
+				(int (*)(const char *, struct nvi_origin *, size_t))api("nvi_list_origins");
+			int n = origins(NULL, list, 64);
+			for (int k = 0; k < n && k < 64; k++)
+				printf("origins: %s %s\n", list[k].family, list[k].folder);
+		} else if (strcmp(command, "rescan") == 0) {
+			int (*rescan)(void) = (int (*)(void))api("nvi_rescan");
+			printf("rescan: %d\n", rescan());
+		} else if (strcmp(command, "maps") == 0) {
+			print_maps(arg);
+			i++;
+		} else if (strcmp(command, "errno") == 0) {
+			errno = EDOM;
+			void *h = dlopen(arg, RTLD_NOW);
+			int after = errno;
+			printf("errno %s: %s, errno %s\n", arg, h ? "loaded" : "failed", after == EDOM ? "EDOM kept" : "changed");
+			i++;
+		} else if (strcmp(command, "nvrtc") == 0) {
+			status |= nvrtc(arg);
+			i++;
+		} else {
+			fprintf(stderr, "probe: unknown command '%s'\n", command);
+			return 2;
+		}
+	}
+	return status;
+}

@@ -1,0 +1,139 @@
+/* Bad input gets a clear message and changes nothing else: bad settings, unusable files where a
+   dependent is looked for, hostile names. The host program always goes on. */
+#define _GNU_SOURCE
+#include "common.h"
+#include "standins.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *const no_env[] = { NULL };
+
+START_TEST(test_bogus_policy_is_reported_and_fallback_used)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	const char *env[] = { standin_preload(), "NVINTERPOSE_POLICY=bogus", NULL };
+	struct test_run run = test_probe(env, test_format("call %s nvrtc_like_compile", wheel.nvrtc));
+	ck_assert_msg(test_contains(run.output, "nvinterpose: error: NVINTERPOSE_POLICY='bogus' is not one of fallback, coherent, off; using fallback"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "call nvrtc_like_compile: 42"), "%s", run.output);
+	ck_assert_int_eq(run.status, 0);
+}
+END_TEST
+
+START_TEST(test_bogus_log_level_is_reported)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	const char *env[] = { standin_preload(), "NVINTERPOSE_LOG=loud", NULL };
+	struct test_run run = test_probe(env, test_format("call %s nvrtc_like_compile", wheel.nvrtc));
+	ck_assert_msg(test_contains(run.output, "NVINTERPOSE_LOG='loud' is not one of error, warn, info, debug"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "call nvrtc_like_compile: 42"), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_bad_path_entries_are_reported_and_good_ones_kept)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(0);
+	char *good = test_format("%s/good", wheel.root);
+	test_mkdirs(good);
+	standin_builtins(test_format("%s/libnvrtc-builtins.so.12.9", good), 45, NULL);
+	char long_entry[5001];
+	memset(long_entry, 'x', sizeof(long_entry) - 1);
+	long_entry[0] = '/';
+	long_entry[sizeof(long_entry) - 1] = '\0';
+	const char *env[] = { standin_preload(), test_format("NVINTERPOSE_PATH=/nonexistent/folder:relative/folder::%s:%s", long_entry, good), NULL };
+	struct test_run run = test_probe(env, test_format("call %s nvrtc_like_compile", wheel.nvrtc));
+	ck_assert_msg(test_contains(run.output, "NVINTERPOSE_PATH: '/nonexistent/folder' is not a folder; ignored"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "NVINTERPOSE_PATH: relative entry 'relative/folder' ignored"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "NVINTERPOSE_PATH: empty entry ignored"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "NVINTERPOSE_PATH: entry of 5000 characters ignored"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "call nvrtc_like_compile: 45"), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_unwritable_log_file_is_reported_and_the_program_goes_on)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	const char *env[] = { standin_preload(), "NVINTERPOSE_LOG_FILE=/nonexistent-folder/events.jsonl", NULL };
+	struct test_run run = test_probe(env, test_format("call %s nvrtc_like_compile", wheel.nvrtc));
+	ck_assert_msg(test_contains(run.output, "NVINTERPOSE_LOG_FILE='/nonexistent-folder/events.jsonl' cannot be opened for appending: No such file or directory; no event log"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "call nvrtc_like_compile: 42"), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_garbage_file_with_the_dependents_name_is_skipped)
+{
+	/* The folder beside NVRTC holds a text file named like the builtins: skipped (with a message at
+	   info level), and the next candidate, in NVINTERPOSE_PATH, is used. */
+	struct standin_wheel wheel = standin_nvrtc_wheel(0);
+	test_write_file(wheel.builtins, "this is not a shared object\n");
+	char *good = test_format("%s/good", wheel.root);
+	test_mkdirs(good);
+	standin_builtins(test_format("%s/libnvrtc-builtins.so.12.9", good), 46, NULL);
+	const char *env[] = { standin_preload(), test_format("NVINTERPOSE_PATH=%s", good), "NVINTERPOSE_LOG=info", NULL };
+	struct test_run run = test_probe(env, test_format("call %s nvrtc_like_compile", wheel.nvrtc));
+	ck_assert_msg(test_contains(run.output, test_format("%s is not a shared object this process can load; skipped", wheel.builtins)), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "call nvrtc_like_compile: 46"), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_foreign_machine_library_with_the_right_name_is_skipped)
+{
+	/* A real shared object whose header says another machine (aarch64): the loader would refuse it,
+	   so the runtime does not offer it. */
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	int fd = open(wheel.builtins, O_WRONLY);
+	unsigned short aarch64 = 183;
+	ck_assert_int_eq(pwrite(fd, &aarch64, sizeof(aarch64), 18), 2);
+	close(fd);
+	const char *env[] = { standin_preload(), "NVINTERPOSE_LOG=info", NULL };
+	struct test_run run = test_probe(env, test_format("call %s nvrtc_like_compile", wheel.nvrtc));
+	ck_assert_msg(test_contains(run.output, "not a shared object this process can load; skipped"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "failed to open libnvrtc-builtins.so.12.9: libnvrtc-builtins.so.12.9: cannot open shared object file"), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_fifo_with_the_dependents_name_does_not_block)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(0);
+	ck_assert_int_eq(mkfifo(wheel.builtins, 0644), 0);
+	const char *env[] = { standin_preload(), NULL };
+	struct test_run run = test_probe(env, test_format("call %s nvrtc_like_compile", wheel.nvrtc));
+	ck_assert_msg(run.status != 137, "blocked on the FIFO");
+	ck_assert_msg(test_contains(run.output, "call nvrtc_like_compile: -1"), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_hostile_names_are_passed_to_the_loader)
+{
+	/* Over-long names, names with '/' and control characters: the loader's answer, unchanged. */
+	char name[5000];
+	memset(name, 'a', sizeof(name) - 1);
+	memcpy(name, "libnvrtc", 8);
+	name[sizeof(name) - 1] = '\0';
+	const char *env[] = { standin_preload(), NULL };
+	char *args = test_format("open %s open libnvrtc.so.12/../libz.so.1 open 'libnvrtc-builtins.so.12.9\n' open libnvrtc-builtins-zzzzzzzz.so.13", name);
+	struct test_run plain = test_probe(no_env, args);
+	struct test_run run = test_probe(env, args);
+	ck_assert_str_eq(plain.output, run.output);
+	ck_assert_int_eq(run.status, 0);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *suite = suite_create("bad_input");
+	TCase *tc = tcase_create("bad_input");
+	tcase_add_test(tc, test_bogus_policy_is_reported_and_fallback_used);
+	tcase_add_test(tc, test_bogus_log_level_is_reported);
+	tcase_add_test(tc, test_bad_path_entries_are_reported_and_good_ones_kept);
+	tcase_add_test(tc, test_unwritable_log_file_is_reported_and_the_program_goes_on);
+	tcase_add_test(tc, test_garbage_file_with_the_dependents_name_is_skipped);
+	tcase_add_test(tc, test_foreign_machine_library_with_the_right_name_is_skipped);
+	tcase_add_test(tc, test_fifo_with_the_dependents_name_does_not_block);
+	tcase_add_test(tc, test_hostile_names_are_passed_to_the_loader);
+	suite_add_tcase(suite, tc);
+	return test_main(suite);
+}

@@ -1,0 +1,182 @@
+/* The real CUDA toolkit: NVRTC from a wheel-like folder, its builtins beside it, the toolkit's own
+   copy hidden from the loader (ld.so --inhibit-cache; the toolkit folder is only in ld.so.cache).
+   Without the runtime the compile must fail, or the set-up proves nothing; with it (preloaded or
+   attached late) it must pass with exactly one builtins mapped, the wheel's. And the table is held
+   against the library names the real binaries mention. */
+#define _GNU_SOURCE
+#include "common.h"
+#include "libnames.h"
+
+#include <dirent.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *const no_env[] = { NULL };
+static char *lib64;
+
+struct nvrtc_wheel {
+	char *lib, *nvrtc, *builtins;
+};
+
+static struct nvrtc_wheel nvrtc_wheel(void)
+{
+	struct nvrtc_wheel wheel;
+	char *root = test_tmpdir();
+	wheel.lib = test_format("%s/site-packages/nvidia/cuda_nvrtc/lib", root);
+	test_mkdirs(wheel.lib);
+	wheel.nvrtc = test_format("%s/libnvrtc.so.13", wheel.lib);
+	wheel.builtins = test_format("%s/libnvrtc-builtins.so.13.0", wheel.lib);
+	test_copy_file(test_format("%s/libnvrtc.so.13", lib64), wheel.nvrtc);
+	test_copy_file(test_format("%s/libnvrtc-builtins.so.13.0", lib64), wheel.builtins);
+	return wheel;
+}
+
+static int find_interpreter(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_INTERP) {
+			*(const char **)arg = (const char *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+			return 1;
+		}
+	return 1; /* the main program comes first */
+}
+
+/* The dynamic loader named in the main program's PT_INTERP. */
+static const char *interpreter(void)
+{
+	const char *path = NULL;
+	dl_iterate_phdr(find_interpreter, &path);
+	ck_assert_ptr_nonnull(path);
+	return path;
+}
+
+/* The probe started through the loader with the cache off, so the toolkit's folder is not found. */
+static struct test_run probe_without_cache(const char *const *env, const char *args)
+{
+	char *command = test_format("exec '%s' --inhibit-cache '%s' %s", interpreter(), test_setting("NVI_PROBE"), args);
+	const char *argv[] = { "/bin/sh", "-c", command, NULL };
+	return test_run(argv, env, 300);
+}
+
+START_TEST(test_real_nvrtc_compile_fails_without_the_runtime)
+{
+	struct nvrtc_wheel wheel = nvrtc_wheel();
+	struct test_run run = probe_without_cache(no_env, test_format("nvrtc %s", wheel.nvrtc));
+	ck_assert_msg(test_contains(run.output, "nvrtc compile: failed: nvrtc: error: failed to open libnvrtc-builtins.so.13.0."), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_real_nvrtc_compiles_with_the_runtime_preloaded)
+{
+	struct nvrtc_wheel wheel = nvrtc_wheel();
+	const char *env[] = { test_format("LD_PRELOAD=%s", test_setting("NVI_RUNTIME")), NULL };
+	struct test_run run = probe_without_cache(env, test_format("nvrtc %s maps builtins", wheel.nvrtc));
+	ck_assert_msg(test_contains(run.output, "nvrtc compile: ok"), "%s", run.output);
+	ck_assert_msg(test_count(run.output, "maps: ") == 1, "exactly one builtins: %s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("maps: %s\n", wheel.builtins)), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_real_nvrtc_compiles_with_the_runtime_attached_late)
+{
+	struct nvrtc_wheel wheel = nvrtc_wheel();
+	struct test_run run = probe_without_cache(no_env, test_format("open %s late %s nvrtc %s maps builtins", wheel.nvrtc,
+								    test_setting("NVI_RUNTIME"), wheel.nvrtc));
+	ck_assert_msg(test_contains(run.output, "late: attached"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "nvrtc compile: ok"), "%s", run.output);
+	ck_assert_msg(test_count(run.output, "maps: ") == 1, "exactly one builtins: %s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("maps: %s\n", wheel.builtins)), "%s", run.output);
+}
+END_TEST
+
+/* Names of NVIDIA libraries a binary mentions: strings that look like sonames of NVIDIA's own
+   libraries (libcu*, libnv*, libnpp*, libcudnn*, libnccl*). */
+static bool looks_nvidia(const char *name)
+{
+	static const char *const prefixes[] = { "libcu", "libnv", "libnpp", "libnccl", "libcheckpoint", "libpcsamplingutil", "libmathdx" };
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
+			return true;
+	return false;
+}
+
+/* Driver-side libraries the toolkit binaries mention that the runtime leaves alone by design: they
+   come with the display driver (graphics, OpenCL, optix), never from a wheel or the toolkit. */
+static bool left_alone_by_design(const char *name)
+{
+	static const char *const names[] = { "libnvidia-opencl", "libnvidia-vksc-core", "libnvoptix", "libnvidia-ptxjitcompiler",
+					     "libnvidia-nvvm", "libnvidia-gpucomp", "libnvcuvid", "libnvidia-encode", "libnvidia-fbc",
+					     "libnvidia-glcore", "libnvidia-tls", "libnvidia-eglcore", "libnvidia-glsi", "libnvidia-rtcore",
+					     "libnccl-net" /* NCCL's network plugin, from the network's vendor */ };
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strncmp(name, names[i], strlen(names[i])) == 0)
+			return true;
+	return false;
+}
+
+START_TEST(test_table_covers_the_names_the_real_binaries_mention)
+{
+	char *command = test_format("for f in '%s'/lib*.so.*; do strings -n 8 \"$f\"; done | grep -oE '^lib[A-Za-z0-9_+-]+(\\.alt)?\\.so(\\.[0-9]+)*$' | sort -u", lib64);
+	const char *argv[] = { "/bin/sh", "-c", command, NULL };
+	struct test_run run = test_run(argv, no_env, 300);
+	ck_assert_int_eq(run.status, 0);
+	size_t checked = 0;
+	char *missing = test_format("%s", "");
+	for (char *name = strtok(run.output, "\n"); name; name = strtok(NULL, "\n")) {
+		if (!looks_nvidia(name) || left_alone_by_design(name))
+			continue;
+		checked++;
+		if (libnames_match_linux(name, NULL) < 0)
+			missing = test_format("%s %s", missing, name);
+	}
+	ck_assert_msg(checked >= 10, "the strings of %s name only %zu NVIDIA libraries", lib64, checked);
+	ck_assert_msg(missing[0] == '\0', "names the table does not recognize:%s", missing);
+}
+END_TEST
+
+START_TEST(test_table_recognizes_every_toolkit_library)
+{
+	DIR *dir = opendir(lib64);
+	ck_assert_ptr_nonnull(dir);
+	struct dirent *entry;
+	char *missing = test_format("%s", "");
+	size_t checked = 0;
+	while ((entry = readdir(dir))) {
+		if (strncmp(entry->d_name, "lib", 3) != 0 || !strstr(entry->d_name, ".so"))
+			continue;
+		checked++;
+		if (libnames_match_linux(entry->d_name, NULL) < 0)
+			missing = test_format("%s %s", missing, entry->d_name);
+	}
+	closedir(dir);
+	ck_assert_msg(checked >= 20, "only %zu libraries in %s", checked, lib64);
+	ck_assert_msg(missing[0] == '\0', "toolkit libraries the table does not recognize:%s", missing);
+}
+END_TEST
+
+int main(void)
+{
+	const char *home = getenv("NVI_CUDA_HOME") ? getenv("NVI_CUDA_HOME") : "/usr/local/cuda";
+	char *nvrtc = NULL, *builtins = NULL;
+	if (asprintf(&lib64, "%s/lib64", home) < 0 || asprintf(&nvrtc, "%s/libnvrtc.so.13", lib64) < 0 ||
+	    asprintf(&builtins, "%s/libnvrtc-builtins.so.13.0", lib64) < 0)
+		return EXIT_FAILURE;
+	if (access(nvrtc, R_OK) != 0 || access(builtins, R_OK) != 0) {
+		printf("SKIP: no CUDA 13 toolkit at %s (libnvrtc.so.13 and its builtins)\n", lib64);
+		return TEST_SKIP;
+	}
+	Suite *suite = suite_create("cuda");
+	TCase *tc = tcase_create("cuda");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_real_nvrtc_compile_fails_without_the_runtime);
+	tcase_add_test(tc, test_real_nvrtc_compiles_with_the_runtime_preloaded);
+	tcase_add_test(tc, test_real_nvrtc_compiles_with_the_runtime_attached_late);
+	tcase_add_test(tc, test_table_covers_the_names_the_real_binaries_mention);
+	tcase_add_test(tc, test_table_recognizes_every_toolkit_library);
+	suite_add_tcase(suite, tc);
+	return test_main(suite);
+}

@@ -1,0 +1,108 @@
+/* nvinterpose-run: options, LD_PRELOAD handling, exit status, errors. */
+#include "common.h"
+#include "standins.h"
+
+#include <string.h>
+
+static const char *const no_env[] = { NULL };
+
+static struct test_run launcher(const char *const *env, const char *args)
+{
+	char *command = test_format("exec '%s' %s", test_setting("NVI_RUN"), args);
+	const char *argv[] = { "/bin/sh", "-c", command, NULL };
+	return test_run(argv, env, 60);
+}
+
+START_TEST(test_help_and_version)
+{
+	struct test_run run = launcher(no_env, "--help");
+	ck_assert_int_eq(run.status, 0);
+	ck_assert_msg(test_contains(run.output, "Usage: nvinterpose-run [OPTIONS] [--] COMMAND [ARGS...]"), "%s", run.output);
+	run = launcher(no_env, "--version");
+	ck_assert_int_eq(run.status, 0);
+	ck_assert_msg(test_contains(run.output, "nvinterpose-run 0."), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_runtime_goes_first_and_keeps_what_was_preloaded)
+{
+	const char *env[] = { "LD_PRELOAD=/opt/a/liba.so /opt/b/libb.so", NULL };
+	struct test_run run = launcher(env, "--print-env");
+	ck_assert_int_eq(run.status, 0);
+	ck_assert_msg(test_contains(run.output, test_format("LD_PRELOAD=%s:/opt/a/liba.so:/opt/b/libb.so\n", test_setting("NVI_RUNTIME"))), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_runtime_is_never_preloaded_twice)
+{
+	const char *env[] = { test_format("LD_PRELOAD=/opt/a/liba.so:%s", test_setting("NVI_RUNTIME")), NULL };
+	struct test_run run = launcher(env, "-- sh -c 'echo \"$LD_PRELOAD\"'");
+	ck_assert_int_eq(run.status, 0);
+	ck_assert_msg(test_count(run.output, "libnvinterpose.so") == 1, "%s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("%s:/opt/a/liba.so\n", test_setting("NVI_RUNTIME"))), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_options_become_settings)
+{
+	struct test_run run = launcher(no_env, "--policy off --log info --log-file /tmp/x.jsonl --path /opt/p --print-env");
+	ck_assert_int_eq(run.status, 0);
+	ck_assert_msg(test_contains(run.output, "NVINTERPOSE_POLICY=off\n"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "NVINTERPOSE_LOG=info\n"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "NVINTERPOSE_LOG_FILE=/tmp/x.jsonl\n"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "NVINTERPOSE_PATH=/opt/p\n"), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_exit_status_is_the_commands)
+{
+	struct test_run run = launcher(no_env, "-- sh -c 'exit 7'");
+	ck_assert_int_eq(run.status, 7);
+}
+END_TEST
+
+START_TEST(test_usage_errors_are_clear)
+{
+	struct test_run run = launcher(no_env, "--policy bogus true");
+	ck_assert_int_eq(run.status, 2);
+	ck_assert_msg(test_contains(run.output, "--policy: 'bogus' is not one of fallback, coherent, off"), "%s", run.output);
+	run = launcher(no_env, "--frobnicate true");
+	ck_assert_int_eq(run.status, 2);
+	ck_assert_msg(test_contains(run.output, "unknown option '--frobnicate'"), "%s", run.output);
+	run = launcher(no_env, "");
+	ck_assert_int_eq(run.status, 2);
+	ck_assert_msg(test_contains(run.output, "no command given"), "%s", run.output);
+	run = launcher(no_env, "/nonexistent/program");
+	ck_assert_int_eq(run.status, 127);
+	ck_assert_msg(test_contains(run.output, "command not found: /nonexistent/program"), "%s", run.output);
+	run = launcher(no_env, "--library /nonexistent/libnvinterpose.so true");
+	ck_assert_int_eq(run.status, 2);
+	ck_assert_msg(test_contains(run.output, "no such file: /nonexistent/libnvinterpose.so"), "%s", run.output);
+	run = launcher(no_env, "--log");
+	ck_assert_int_eq(run.status, 2);
+	ck_assert_msg(test_contains(run.output, "--log needs a value"), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_launched_program_gets_the_fix)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	struct test_run run = launcher(no_env, test_format("'%s' call %s nvrtc_like_compile", test_setting("NVI_PROBE"), wheel.nvrtc));
+	ck_assert_msg(test_contains(run.output, "call nvrtc_like_compile: 42"), "%s", run.output);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *suite = suite_create("launcher");
+	TCase *tc = tcase_create("launcher");
+	tcase_add_test(tc, test_help_and_version);
+	tcase_add_test(tc, test_runtime_goes_first_and_keeps_what_was_preloaded);
+	tcase_add_test(tc, test_runtime_is_never_preloaded_twice);
+	tcase_add_test(tc, test_options_become_settings);
+	tcase_add_test(tc, test_exit_status_is_the_commands);
+	tcase_add_test(tc, test_usage_errors_are_clear);
+	tcase_add_test(tc, test_launched_program_gets_the_fix);
+	suite_add_tcase(suite, tc);
+	return test_main(suite);
+}

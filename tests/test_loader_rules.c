@@ -1,0 +1,241 @@
+/* The loader's own rules, kept under the runtime: each test runs the same thing without and with
+   the runtime and holds both to what glibc documents. */
+#define _GNU_SOURCE
+#include "common.h"
+#include "standins.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *const no_env[] = { NULL };
+
+/* Runs the probe without and with the runtime: both outputs must be equal and contain expected. */
+static void same_with_and_without(const char *const *extra_env, const char *args, const char *expected)
+{
+	const char *env[8] = { 0 };
+	size_t n = 0;
+	for (; extra_env && extra_env[n] && n < 6; n++)
+		env[n] = extra_env[n];
+	struct test_run plain = test_probe(env, args);
+	env[n] = standin_preload();
+	struct test_run run = test_probe(env, args);
+	ck_assert_msg(strcmp(plain.output, run.output) == 0, "without:\n%s\nwith:\n%s", plain.output, run.output);
+	ck_assert_msg(plain.status == run.status, "exit status %d without, %d with", plain.status, run.status);
+	if (expected)
+		ck_assert_msg(test_contains(run.output, expected), "expected '%s' in:\n%s", expected, run.output);
+}
+
+static void run_shared_check(const char *runtime)
+{
+	char *script = test_format("%s/loader-semantics.sh", test_setting("NVI_SHARED_CHECKS"));
+	if (access(script, X_OK) != 0 && access(script, R_OK) != 0) {
+		printf("SKIP: %s is not here\n", script);
+		return;
+	}
+	const char *argv[] = { "bash", script, runtime, NULL };
+	struct test_run run = test_run(argv, no_env, 120);
+	ck_assert_msg(run.status == 0, "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "loader-behaviour lines match"), "%s", run.output);
+}
+
+START_TEST(test_shared_loader_semantics_check_release_build) { run_shared_check(test_setting("NVI_RUNTIME")); }
+END_TEST
+
+START_TEST(test_shared_loader_semantics_check_O0_build) { run_shared_check(test_setting("NVI_RUNTIME_O0")); }
+END_TEST
+
+START_TEST(test_runpath_of_caller_is_kept)
+{
+	/* A caller with RUNPATH $ORIGIN/sub asks for an NVIDIA name that lies in sub/ and in a
+	   registered origin: the caller's RUNPATH copy wins, as without the runtime. */
+	char *root = test_tmpdir();
+	test_mkdirs(test_format("%s/sub", root));
+	standin_builtins(test_format("%s/sub/libnvrtc-builtins.so.12.9", root), 5, NULL);
+	char *host = test_format("%s/libhost.so", root);
+	test_build_library("host.c", host, "libhost.so", "-Wl,--enable-new-dtags,-rpath,'$ORIGIN/sub'");
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	same_with_and_without(NULL, test_format("open %s call %s host_load_plugin", wheel.nvrtc, host), "call host_load_plugin: 5");
+}
+END_TEST
+
+START_TEST(test_rpath_of_caller_is_kept)
+{
+	char *root = test_tmpdir();
+	test_mkdirs(test_format("%s/sub", root));
+	standin_builtins(test_format("%s/sub/libnvrtc-builtins.so.12.9", root), 6, NULL);
+	char *host = test_format("%s/libhost.so", root);
+	test_build_library("host.c", host, "libhost.so", "-Wl,--disable-new-dtags,-rpath,'$ORIGIN/sub'");
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	same_with_and_without(NULL, test_format("open %s call %s host_load_plugin", wheel.nvrtc, host), "call host_load_plugin: 6");
+}
+END_TEST
+
+START_TEST(test_origin_of_library_loaded_through_symlink_is_the_links_folder)
+{
+	/* libcudnn.so.9 in real/ is reached through link/libcudnn.so.9; its RUNPATH $ORIGIN means
+	   link/, where alone the sub-library is. */
+	char *root = test_tmpdir();
+	char *real = test_format("%s/real", root), *link = test_format("%s/link", root);
+	test_mkdirs(real);
+	test_mkdirs(link);
+	test_build_library("cudnn_like.c", test_format("%s/libcudnn.so.9", real), "libcudnn.so.9", "-Wl,--enable-new-dtags,-rpath,'$ORIGIN'");
+	test_build_library("value.c", test_format("%s/libcudnn_ops.so.9", link), "libcudnn_ops.so.9", "-DVALUE_SYMBOL=ops_value -DVALUE=3");
+	ck_assert_int_eq(symlink(test_format("%s/libcudnn.so.9", real), test_format("%s/libcudnn.so.9", link)), 0);
+	same_with_and_without(NULL, test_format("call %s/libcudnn.so.9 cudnn_like_load", link), "call cudnn_like_load: 3");
+	const char *env[] = { standin_preload(), NULL };
+	struct test_run run = test_probe(env, test_format("open %s/libcudnn.so.9 origin cudnn", link));
+	ck_assert_msg(test_contains(run.output, test_format("origin cudnn: %s\n", link)), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_executable_rpath_applies_to_a_needed_librarys_bare_name_load)
+{
+	/* An executable with DT_RPATH plugins/ needs libhost.so (no RPATH, no RUNPATH), which dlopens
+	   an NVIDIA-named plugin by bare name: the executable's RPATH finds it, with or without the
+	   runtime, even though a registered origin holds another copy. */
+	char *root = test_tmpdir();
+	char *plugins = test_format("%s/plugins", root);
+	test_mkdirs(plugins);
+	standin_builtins(test_format("%s/libnvrtc-builtins.so.12.9", plugins), 11, NULL);
+	test_build_library("host.c", test_format("%s/libhost.so", plugins), "libhost.so", "");
+	char *program = test_format("%s/rpath-main", root);
+	char *command = test_format("'%s' -o '%s' '%s/rpath_main.c' -L'%s' -lhost -Wl,--disable-new-dtags,-rpath,'%s'",
+				    test_setting("NVI_CC"), program, test_setting("NVI_FIXTURES"), plugins, plugins);
+	const char *build[] = { "/bin/sh", "-c", command, NULL };
+	struct test_run built = test_run(build, no_env, 120);
+	ck_assert_msg(built.status == 0, "%s", built.output);
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	(void)wheel;
+	const char *argv[] = { program, NULL };
+	const char *env[] = { standin_preload(), test_format("NVINTERPOSE_PATH=%s", wheel.lib), NULL };
+	struct test_run plain = test_run(argv, no_env, 60);
+	struct test_run run = test_run(argv, env, 60);
+	ck_assert_msg(test_contains(plain.output, "plugin: 11"), "%s", plain.output);
+	ck_assert_msg(test_contains(run.output, "plugin: 11"), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_ld_library_path_order_is_kept)
+{
+	char *root = test_tmpdir();
+	char *first = test_format("%s/first", root), *second = test_format("%s/second", root);
+	test_mkdirs(first);
+	test_mkdirs(second);
+	standin_builtins(test_format("%s/libnvrtc-builtins.so.12.9", first), 1, NULL);
+	standin_builtins(test_format("%s/libnvrtc-builtins.so.12.9", second), 2, NULL);
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	const char *env[] = { test_format("LD_LIBRARY_PATH=%s:%s", first, second), NULL };
+	same_with_and_without(env, test_format("call %s nvrtc_like_compile", wheel.nvrtc), "call nvrtc_like_compile: 1");
+}
+END_TEST
+
+START_TEST(test_already_loaded_soname_returns_the_same_handle)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	same_with_and_without(NULL, test_format("same %s libnvrtc-builtins.so.12.9 same libnvrtc-builtins.so.12.9 libnvrtc-builtins.so.12.9", wheel.builtins),
+			      "same libnvrtc-builtins.so.12.9 libnvrtc-builtins.so.12.9: yes");
+}
+END_TEST
+
+START_TEST(test_pass_through_names_behave_as_without_the_runtime)
+{
+	/* The empty name, names with '/', '$' tokens, RTLD_NOLOAD, RTLD_DEEPBIND and missing names:
+	   the same answer and the same dlerror text, and errno untouched where the loader leaves it. */
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	same_with_and_without(NULL,
+			      test_format("open - open ./libnvrtc.so.12 open /nonexistent/libnvrtc.so.12 open '$ORIGIN/libnvrtc.so.12' "
+					  "open:noload libnvrtc.so.12 open:deepbind %s open libnvrtc-builtins.so.99.9 open libcublas.so.99 "
+					  "open / open libz.so.1 errno libz.so.1 errno libm.so.6 open:noload libnvrtc-builtins.so.12.9",
+					  wheel.builtins),
+			      "open libnvrtc-builtins.so.99.9: error: libnvrtc-builtins.so.99.9: cannot open shared object file");
+}
+END_TEST
+
+START_TEST(test_missing_dependent_keeps_the_loaders_message)
+{
+	/* NVRTC registered, its builtins nowhere: the loader's own message for the original name. */
+	struct standin_wheel wheel = standin_nvrtc_wheel(0);
+	same_with_and_without(NULL, test_format("call %s nvrtc_like_compile", wheel.nvrtc),
+			      "failed to open libnvrtc-builtins.so.12.9: libnvrtc-builtins.so.12.9: cannot open shared object file: No such file or directory");
+}
+END_TEST
+
+START_TEST(test_both_glibc_symbol_versions_reach_the_hook)
+{
+	/* Binaries built before glibc 2.34 call dlopen@GLIBC_2.2.5 from libdl.so.2; newer ones the
+	   default dlopen@GLIBC_2.34. An NVRTC-like library linked against a libdl.so.2 stub that
+	   defines the old version (as old glibc did) must reach the hook as well as one linked now:
+	   only the hook fixes their bare-name load. */
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	char *sdk = test_format("%s/old-sdk", wheel.root);
+	test_mkdirs(sdk);
+	test_build_library("old_libdl.c", test_format("%s/libdl.so", sdk), "libdl.so.2",
+			   test_format("-Wl,--version-script,%s/old_libdl.map", test_setting("NVI_FIXTURES")));
+	struct standin_wheel old_wheel = standin_nvrtc_wheel(1);
+	char *old = old_wheel.nvrtc;
+	test_build_library("nvrtc_like.c", old, "libnvrtc.so.12", test_format("-L%s -Wl,--no-as-needed", sdk));
+	const char *argv[] = { "/bin/sh", "-c", test_format("objdump -T '%s' | grep -w dlopen", old), NULL };
+	struct test_run bound = test_run(argv, no_env, 60);
+	ck_assert_msg(test_contains(bound.output, "(GLIBC_2.2.5) dlopen"), "bound to the old version: %s", bound.output);
+	const char *env[] = { standin_preload(), NULL };
+	struct test_run plain = test_probe(no_env, test_format("call %s nvrtc_like_compile", old));
+	ck_assert_msg(test_contains(plain.output, "call nvrtc_like_compile: -1"), "%s", plain.output);
+	struct test_run run = test_probe(env, test_format("call %s nvrtc_like_compile", old));
+	ck_assert_msg(test_contains(run.output, "call nvrtc_like_compile: 42"), "%s", run.output);
+	run = test_probe(env, test_format("call %s nvrtc_like_compile", wheel.nvrtc));
+	ck_assert_msg(test_contains(run.output, "call nvrtc_like_compile: 42"), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_exports_are_exactly_the_hooks_and_the_api)
+{
+	const char *argv[] = { "/bin/sh", "-c", test_format("nm -D --defined-only '%s' | awk '{print $3}' | sort | tr '\\n' ' '", test_setting("NVI_RUNTIME")), NULL };
+	struct test_run run = test_run(argv, no_env, 60);
+	ck_assert_str_eq(run.output, "dlmopen dlopen nvi_family_origin nvi_list_origins nvi_register_folder nvi_rescan nvi_version ");
+	/* Unversioned: a named version node would make dlopen@@NODE and stop matching callers. */
+	const char *versions[] = { "/bin/sh", "-c", test_format("objdump -T '%s' | grep -E ' (dlopen|dlmopen)$'", test_setting("NVI_RUNTIME")), NULL };
+	run = test_run(versions, no_env, 60);
+	ck_assert_int_eq(test_count(run.output, "Base"), 2);
+}
+END_TEST
+
+START_TEST(test_oldest_glibc_needed_is_2_34)
+{
+	/* The README promises glibc 2.34 or newer: no symbol may need a later version. */
+	const char *argv[] = { "/bin/sh", "-c", test_format("objdump -T '%s' | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -n 1", test_setting("NVI_RUNTIME")), NULL };
+	struct test_run run = test_run(argv, no_env, 60);
+	ck_assert_str_eq(run.output, "GLIBC_2.34\n");
+}
+END_TEST
+
+START_TEST(test_runtime_has_no_runpath_and_needs_libc_and_the_loader_alone)
+{
+	const char *argv[] = { "/bin/sh", "-c", test_format("readelf -d '%s' | grep -E 'NEEDED|RPATH|RUNPATH' | sed 's/.*\\[//; s/\\]//' | sort | tr '\\n' ' '", test_setting("NVI_RUNTIME")), NULL };
+	struct test_run run = test_run(argv, no_env, 60);
+	ck_assert_str_eq(run.output, "ld-linux-x86-64.so.2 libc.so.6 ");
+}
+END_TEST
+
+int main(void)
+{
+	Suite *suite = suite_create("loader_rules");
+	TCase *tc = tcase_create("loader_rules");
+	tcase_add_test(tc, test_shared_loader_semantics_check_release_build);
+	tcase_add_test(tc, test_shared_loader_semantics_check_O0_build);
+	tcase_add_test(tc, test_runpath_of_caller_is_kept);
+	tcase_add_test(tc, test_rpath_of_caller_is_kept);
+	tcase_add_test(tc, test_origin_of_library_loaded_through_symlink_is_the_links_folder);
+	tcase_add_test(tc, test_executable_rpath_applies_to_a_needed_librarys_bare_name_load);
+	tcase_add_test(tc, test_ld_library_path_order_is_kept);
+	tcase_add_test(tc, test_already_loaded_soname_returns_the_same_handle);
+	tcase_add_test(tc, test_pass_through_names_behave_as_without_the_runtime);
+	tcase_add_test(tc, test_missing_dependent_keeps_the_loaders_message);
+	tcase_add_test(tc, test_both_glibc_symbol_versions_reach_the_hook);
+	tcase_add_test(tc, test_exports_are_exactly_the_hooks_and_the_api);
+	tcase_add_test(tc, test_oldest_glibc_needed_is_2_34);
+	tcase_add_test(tc, test_runtime_has_no_runpath_and_needs_libc_and_the_loader_alone);
+	suite_add_tcase(suite, tc);
+	return test_main(suite);
+}

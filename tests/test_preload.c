@@ -1,0 +1,268 @@
+/* The preload front with stand-in libraries: the NVRTC failure reproduced without the runtime and
+   fixed with it (preloaded and attached late), registration, policies, the event log, and what the
+   runtime must leave alone. */
+#include "common.h"
+#include "standins.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *const no_env[] = { NULL };
+
+START_TEST(test_nvrtc_like_fails_without_runtime)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	struct test_run run = test_probe(no_env, test_format("call %s nvrtc_like_compile", wheel.nvrtc));
+	ck_assert_msg(test_contains(run.output, "call nvrtc_like_compile: -1"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "failed to open libnvrtc-builtins.so.12.9"), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_preloaded_runtime_finds_builtins_beside_nvrtc)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	const char *env[] = { standin_preload(), NULL };
+	struct test_run run = test_probe(env, test_format("call %s nvrtc_like_compile maps libnvrtc-builtins", wheel.nvrtc));
+	ck_assert_msg(test_contains(run.output, "call nvrtc_like_compile: 42"), "%s", run.output);
+	ck_assert_msg(test_count(run.output, "maps: ") == 1, "one builtins mapped: %s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("maps: %s\n", wheel.builtins)), "%s", run.output);
+	ck_assert_int_eq(run.status, 0);
+}
+END_TEST
+
+START_TEST(test_late_attach_loads_builtins_for_loaded_nvrtc)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	struct test_run run = test_probe(no_env, test_format("open %s late %s maps libnvrtc-builtins call %s nvrtc_like_compile",
+							    wheel.nvrtc, test_setting("NVI_RUNTIME"), wheel.nvrtc));
+	ck_assert_msg(test_contains(run.output, "late: attached"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("maps: %s\n", wheel.builtins)), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "call nvrtc_like_compile: 42"), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_late_attach_before_nvrtc_needs_rescan)
+{
+	/* Attached (not preloaded) before NVRTC: the hooks are not bound, so NVRTC's load is unseen
+	   until nvi_rescan() repeats the attach scan. */
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	struct test_run run = test_probe(no_env, test_format("late %s open %s call %s nvrtc_like_compile rescan call %s nvrtc_like_compile",
+							    test_setting("NVI_RUNTIME"), wheel.nvrtc, wheel.nvrtc, wheel.nvrtc));
+	const char *first = strstr(run.output, "call nvrtc_like_compile: ");
+	ck_assert_msg(first && strncmp(first, "call nvrtc_like_compile: -1", 27) == 0, "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "rescan: 1"), "%s", run.output);
+	ck_assert_msg(test_contains(first + 1, "call nvrtc_like_compile: 42"), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_load_by_path_registers_its_folder)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(0);
+	const char *env[] = { standin_preload(), NULL };
+	struct test_run run = test_probe(env, test_format("origin nvrtc open %s origin nvrtc origins", wheel.nvrtc));
+	ck_assert_msg(test_contains(run.output, "origin nvrtc: No such file or directory"), "before the load: %s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("origin nvrtc: %s\n", wheel.lib)), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("origins: nvrtc %s\n", wheel.lib)), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_origin_is_the_loaded_path_not_realpath)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(0);
+	char *link = test_format("%s/linked", wheel.root);
+	ck_assert_int_eq(symlink(wheel.lib, link), 0);
+	const char *env[] = { standin_preload(), NULL };
+	struct test_run run = test_probe(env, test_format("open %s/libnvrtc.so.12 origin nvrtc", link));
+	ck_assert_msg(test_contains(run.output, test_format("origin nvrtc: %s\n", link)), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_registered_origin_survives_dlclose)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(0);
+	const char *env[] = { standin_preload(), NULL };
+	struct test_run run = test_probe(env, test_format("open %s close %s maps libnvrtc.so origin nvrtc", wheel.nvrtc, wheel.nvrtc));
+	ck_assert_msg(test_contains(run.output, "close"), "%s", run.output);
+	ck_assert_msg(!test_contains(run.output, "maps: "), "unloaded: %s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("origin nvrtc: %s\n", wheel.lib)), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_event_log_has_one_json_line_per_event)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	char *log = test_format("%s/events.jsonl", wheel.root);
+	const char *env[] = { standin_preload(), test_format("NVINTERPOSE_LOG_FILE=%s", log), NULL };
+	struct test_run run = test_probe(env, test_format("call %s nvrtc_like_compile", wheel.nvrtc));
+	ck_assert_msg(test_contains(run.output, "call nvrtc_like_compile: 42"), "%s", run.output);
+	char *events = test_read_file(log);
+	ck_assert_ptr_nonnull(events);
+	ck_assert_msg(test_contains(events, test_format("\"event\":\"register\",\"name\":\"libnvrtc.so.12\",\"path\":\"%s\"", wheel.lib)), "%s", events);
+	ck_assert_msg(test_contains(events, test_format("\"event\":\"redirect\",\"name\":\"libnvrtc-builtins.so.12.9\",\"path\":\"%s\",\"caller\":\"%s\",\"family\":\"nvrtc-builtins\",\"policy\":\"fallback\"",
+							wheel.builtins, wheel.nvrtc)), "%s", events);
+	for (char *line = strtok(events, "\n"); line; line = strtok(NULL, "\n")) {
+		ck_assert_msg(strncmp(line, "{\"time\":", 8) == 0 && line[strlen(line) - 1] == '}', "not one JSON object: %s", line);
+		ck_assert_msg(test_contains(line, test_format("\"pid\":")), "%s", line);
+	}
+}
+END_TEST
+
+START_TEST(test_policy_off_records_but_does_not_redirect)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	const char *env[] = { standin_preload(), "NVINTERPOSE_POLICY=off", NULL };
+	struct test_run run = test_probe(env, test_format("call %s nvrtc_like_compile origin nvrtc", wheel.nvrtc));
+	ck_assert_msg(test_contains(run.output, "call nvrtc_like_compile: -1"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("origin nvrtc: %s\n", wheel.lib)), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_disable_leaves_everything_to_the_loader)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	const char *env[] = { standin_preload(), "NVINTERPOSE_DISABLE=1", NULL };
+	struct test_run run = test_probe(env, test_format("call %s nvrtc_like_compile origin nvrtc", wheel.nvrtc));
+	ck_assert_msg(test_contains(run.output, "call nvrtc_like_compile: -1"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "origin nvrtc: No such file or directory"), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_driver_library_is_never_redirected)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	test_build_library("value.c", test_format("%s/libcuda.so.1", wheel.lib), "libcuda.so.1", "");
+	const char *env[] = { standin_preload(), NULL };
+	struct test_run plain = test_probe(no_env, test_format("call %s nvrtc_like_driver", wheel.nvrtc));
+	struct test_run run = test_probe(env, test_format("call %s nvrtc_like_compile call %s nvrtc_like_driver", wheel.nvrtc, wheel.nvrtc));
+	ck_assert_msg(test_contains(plain.output, "call nvrtc_like_driver: 0"), "%s", plain.output);
+	ck_assert_msg(test_contains(run.output, "call nvrtc_like_compile: 42"), "origin registered: %s", run.output);
+	ck_assert_msg(test_contains(run.output, "call nvrtc_like_driver: 0"), "the driver stays the system's: %s", run.output);
+}
+END_TEST
+
+START_TEST(test_cudnn_like_runpath_is_left_to_the_loader)
+{
+	char *root = test_tmpdir();
+	char *lib = test_format("%s/site-packages/nvidia/cudnn/lib", root);
+	test_mkdirs(lib);
+	char *parent = test_format("%s/libcudnn.so.9", lib);
+	test_build_library("cudnn_like.c", parent, "libcudnn.so.9", "-Wl,--enable-new-dtags,-rpath,'$ORIGIN'");
+	test_build_library("value.c", test_format("%s/libcudnn_ops.so.9", lib), "libcudnn_ops.so.9", "-DVALUE_SYMBOL=ops_value -DVALUE=9");
+	char *log = test_format("%s/events.jsonl", root);
+	const char *env[] = { standin_preload(), test_format("NVINTERPOSE_LOG_FILE=%s", log), NULL };
+	struct test_run plain = test_probe(no_env, test_format("call %s cudnn_like_load", parent));
+	struct test_run run = test_probe(env, test_format("call %s cudnn_like_load origin cudnn_ops", parent));
+	ck_assert_msg(test_contains(plain.output, "call cudnn_like_load: 9"), "%s", plain.output);
+	ck_assert_msg(test_contains(run.output, "call cudnn_like_load: 9"), "%s", run.output);
+	/* The loader loaded the sub-library itself: it is registered at the runtime's next contact. */
+	ck_assert_msg(test_contains(run.output, test_format("origin cudnn_ops: %s\n", lib)), "%s", run.output);
+	char *events = test_read_file(log);
+	ck_assert_msg(!test_contains(events, "\"redirect\""), "the loader found it through RUNPATH: %s", events);
+	ck_assert_msg(test_contains(events, "\"family\":\"cudnn_ops\""), "the sub-library is registered: %s", events);
+}
+END_TEST
+
+START_TEST(test_hash_renamed_builtins_are_registered)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(0);
+	char *renamed = test_format("%s/libnvrtc-builtins-2dc4bf68.so.12.9", wheel.lib);
+	standin_builtins(renamed, 42, NULL);
+	const char *env[] = { standin_preload(), NULL };
+	struct test_run run = test_probe(env, test_format("open %s origin nvrtc-builtins", renamed));
+	ck_assert_msg(test_contains(run.output, test_format("origin nvrtc-builtins: %s\n", wheel.lib)), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_wheel_sibling_supplies_the_dependent)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(0);
+	char *sibling = test_format("%s/site-packages/nvidia/cuda_nvrtc_builtins/lib", wheel.root);
+	test_mkdirs(sibling);
+	standin_builtins(test_format("%s/libnvrtc-builtins.so.12.9", sibling), 43, NULL);
+	const char *env[] = { standin_preload(), NULL };
+	struct test_run plain = test_probe(no_env, test_format("call %s nvrtc_like_compile", wheel.nvrtc));
+	struct test_run run = test_probe(env, test_format("call %s nvrtc_like_compile", wheel.nvrtc));
+	ck_assert_msg(test_contains(plain.output, "call nvrtc_like_compile: -1"), "%s", plain.output);
+	ck_assert_msg(test_contains(run.output, "call nvrtc_like_compile: 43"), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_nvinterpose_path_supplies_the_dependent)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(0);
+	char *extra = test_format("%s/extra", wheel.root);
+	test_mkdirs(extra);
+	standin_builtins(test_format("%s/libnvrtc-builtins.so.12.9", extra), 44, NULL);
+	const char *env[] = { standin_preload(), test_format("NVINTERPOSE_PATH=%s", extra), NULL };
+	struct test_run run = test_probe(env, test_format("call %s nvrtc_like_compile", wheel.nvrtc));
+	ck_assert_msg(test_contains(run.output, "call nvrtc_like_compile: 44"), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_loader_own_search_wins_over_origins)
+{
+	/* fallback: LD_LIBRARY_PATH holds a builtins, the origin another: the loader's choice stands. */
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	char *system = test_format("%s/system", wheel.root);
+	test_mkdirs(system);
+	standin_builtins(test_format("%s/libnvrtc-builtins.so.12.9", system), 7, NULL);
+	const char *plain_env[] = { test_format("LD_LIBRARY_PATH=%s", system), NULL };
+	const char *env[] = { standin_preload(), plain_env[0], NULL };
+	struct test_run plain = test_probe(plain_env, test_format("call %s nvrtc_like_compile", wheel.nvrtc));
+	struct test_run run = test_probe(env, test_format("call %s nvrtc_like_compile", wheel.nvrtc));
+	ck_assert_msg(test_contains(plain.output, "call nvrtc_like_compile: 7"), "%s", plain.output);
+	ck_assert_msg(test_contains(run.output, "call nvrtc_like_compile: 7"), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_already_loaded_builtins_are_reused)
+{
+	/* First loaded wins: a builtins loaded by path from elsewhere is the one NVRTC gets. */
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	char *elsewhere = test_format("%s/elsewhere", wheel.root);
+	test_mkdirs(elsewhere);
+	char *other = test_format("%s/libnvrtc-builtins.so.12.9", elsewhere);
+	standin_builtins(other, 8, NULL);
+	const char *env[] = { standin_preload(), NULL };
+	struct test_run run = test_probe(env, test_format("open %s call %s nvrtc_like_compile maps libnvrtc-builtins", other, wheel.nvrtc));
+	ck_assert_msg(test_contains(run.output, "call nvrtc_like_compile: 8"), "%s", run.output);
+	ck_assert_msg(test_count(run.output, "maps: ") == 1, "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_api_client_linked_directly_gets_the_hooks)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	const char *argv[] = { test_setting("NVI_API_CLIENT"), wheel.nvrtc, NULL };
+	struct test_run run = test_run(argv, no_env, 60);
+	ck_assert_msg(test_contains(run.output, "compile: 42"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("origin: %s\n", wheel.lib)), "%s", run.output);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *suite = suite_create("preload");
+	TCase *tc = tcase_create("preload");
+	tcase_add_test(tc, test_nvrtc_like_fails_without_runtime);
+	tcase_add_test(tc, test_preloaded_runtime_finds_builtins_beside_nvrtc);
+	tcase_add_test(tc, test_late_attach_loads_builtins_for_loaded_nvrtc);
+	tcase_add_test(tc, test_late_attach_before_nvrtc_needs_rescan);
+	tcase_add_test(tc, test_load_by_path_registers_its_folder);
+	tcase_add_test(tc, test_origin_is_the_loaded_path_not_realpath);
+	tcase_add_test(tc, test_registered_origin_survives_dlclose);
+	tcase_add_test(tc, test_event_log_has_one_json_line_per_event);
+	tcase_add_test(tc, test_policy_off_records_but_does_not_redirect);
+	tcase_add_test(tc, test_disable_leaves_everything_to_the_loader);
+	tcase_add_test(tc, test_driver_library_is_never_redirected);
+	tcase_add_test(tc, test_cudnn_like_runpath_is_left_to_the_loader);
+	tcase_add_test(tc, test_hash_renamed_builtins_are_registered);
+	tcase_add_test(tc, test_wheel_sibling_supplies_the_dependent);
+	tcase_add_test(tc, test_nvinterpose_path_supplies_the_dependent);
+	tcase_add_test(tc, test_loader_own_search_wins_over_origins);
+	tcase_add_test(tc, test_already_loaded_builtins_are_reused);
+	tcase_add_test(tc, test_api_client_linked_directly_gets_the_hooks);
+	suite_add_tcase(suite, tc);
+	return test_main(suite);
+}

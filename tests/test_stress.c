@@ -1,0 +1,45 @@
+/* Threads loading and unloading NVIDIA, other and missing libraries while the process forks
+   children that load the NVRTC-like library: no deadlock, no crash, the counts of a run without
+   the runtime, and every child compiles. */
+#include "common.h"
+#include "standins.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define THREADS "8"
+#define ITERATIONS 20000
+#define FORKS "40"
+
+START_TEST(test_threads_and_forks_under_the_runtime)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	char *other = test_format("%s/libother.so.1", wheel.root);
+	test_build_library("value.c", other, "libother.so.1", "");
+	char *iterations = test_format("%d", ITERATIONS);
+	const char *argv[] = { test_setting("NVI_STRESS"), wheel.nvrtc, other, THREADS, iterations, FORKS, NULL };
+	const char *plain_env[] = { NULL };
+	const char *env[] = { standin_preload(), NULL };
+	struct test_run plain = test_run(argv, plain_env, 300);
+	struct test_run run = test_run(argv, env, 300);
+	ck_assert_msg(plain.status == 0, "without the runtime: %d\n%s", plain.status, plain.output);
+	ck_assert_msg(run.status == 0, "with the runtime: %d\n%s", run.status, run.output);
+	/* Each thread does each of the four kinds of call ITERATIONS / 4 times. */
+	char *expected = test_format("nvidia loads: %d\nother loads: %d\nmissing failed: %d\nerrors: 0\n", 8 * ITERATIONS / 4,
+				     8 * ITERATIONS / 4, 8 * ITERATIONS / 4);
+	ck_assert_msg(strncmp(plain.output, expected, strlen(expected)) == 0, "%s", plain.output);
+	ck_assert_msg(strncmp(run.output, expected, strlen(expected)) == 0, "%s", run.output);
+	ck_assert_msg(test_contains(plain.output, "children compiled: 0 of " FORKS), "the set-up fails without: %s", plain.output);
+	ck_assert_msg(test_contains(run.output, "children compiled: " FORKS " of " FORKS), "%s", run.output);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *suite = suite_create("stress");
+	TCase *tc = tcase_create("stress");
+	tcase_set_timeout(tc, 600);
+	tcase_add_test(tc, test_threads_and_forks_under_the_runtime);
+	suite_add_tcase(suite, tc);
+	return test_main(suite);
+}

@@ -1,12 +1,14 @@
 /* Matching file names against the table of NVIDIA libraries.
  *
- * Linux: STEM [".alt"] ["-" 8 hex digits] ".so" ("." digits)*. That covers sonames
+ * Linux: STEM ["-" 8 hex digits] [".alt"] ".so" ("." digits)*. That covers sonames
  * (libnvrtc.so.13), full versions (libcudart.so.13.0.96), the toolkit's .alt variants, auditwheel's
- * hash-renamed copies and unversioned development links (libnvrtc.so), and nothing else:
+ * hash-renamed copies (it inserts "-HASH" before the first '.': libnvrtc-2dc4bf68.alt.so.13) and
+ * unversioned development links (libnvrtc.so), and nothing else:
  * libnvrtc-fake.so, libnvrtc.so.13.bak and libcudart_static.a do not match.
  * Windows: PREFIX [0-9_.]* ".dll", compared without case, as the Windows loader compares names. */
 #include "libnames.h"
 
+#include <stdatomic.h>
 #include <string.h>
 #include <strings.h>
 
@@ -39,9 +41,6 @@ static bool is_so_suffix(const char *s, const char **version)
 
 static bool match_linux_tail(const char *tail, struct libname_match *match)
 {
-	match->alt = strncmp(tail, ".alt.", 5) == 0;
-	if (match->alt)
-		tail += 4;
 	match->hash_renamed = false;
 	if (tail[0] == '-') {
 		for (int i = 1; i <= 8; i++)
@@ -50,7 +49,50 @@ static bool match_linux_tail(const char *tail, struct libname_match *match)
 		match->hash_renamed = true;
 		tail += 9;
 	}
+	match->alt = strncmp(tail, ".alt.", 5) == 0;
+	if (match->alt)
+		tail += 4;
 	return is_so_suffix(tail, &match->version);
+}
+
+/* The pairs of characters that follow "lib" in the table's stems ("cu", "nv", "np", ...). Most
+   names a process loads are not NVIDIA's; their pair rejects them without a walk of the table. */
+#define PAIR(a, b) ((unsigned)(unsigned char)(a) << 8 | (unsigned char)(b))
+static unsigned stem_pairs[32];
+static size_t stem_pair_count;
+static unsigned long long stem_first_chars[4]; /* a bit for each character that follows "lib" */
+static _Atomic bool stem_pairs_ready;
+
+__attribute__((constructor)) static void index_stem_pairs(void)
+{
+	for (size_t i = 0; i < libnames_count; i++) {
+		unsigned char first = (unsigned char)libnames[i].linux_stem[3];
+		stem_first_chars[first >> 6] |= 1ull << (first & 63);
+		unsigned pair = PAIR(libnames[i].linux_stem[3], libnames[i].linux_stem[4]);
+		size_t k = 0;
+		while (k < stem_pair_count && stem_pairs[k] != pair)
+			k++;
+		if (k == stem_pair_count) {
+			if (stem_pair_count == sizeof(stem_pairs) / sizeof(stem_pairs[0]))
+				return; /* too many to be a quick test: match without it */
+			stem_pairs[stem_pair_count++] = pair;
+		}
+	}
+	atomic_store_explicit(&stem_pairs_ready, true, memory_order_release);
+}
+
+static bool may_be_a_stem(const char *name)
+{
+	if (!atomic_load_explicit(&stem_pairs_ready, memory_order_acquire))
+		return true; /* a load before the constructors ran */
+	unsigned char first = (unsigned char)name[3];
+	if (!(stem_first_chars[first >> 6] & (1ull << (first & 63))))
+		return false;
+	unsigned pair = PAIR(name[3], name[4]);
+	for (size_t k = 0; k < stem_pair_count; k++)
+		if (stem_pairs[k] == pair)
+			return true;
+	return false;
 }
 
 int libnames_match_linux(const char *name, struct libname_match *match)
@@ -58,9 +100,8 @@ int libnames_match_linux(const char *name, struct libname_match *match)
 	struct libname_match scratch;
 	if (!match)
 		match = &scratch;
-	/* Every stem starts with "lib" and is longer than four characters: a cheap first cut for the
-	   many names that are not NVIDIA's. */
-	if (!name || strncmp(name, "lib", 3) != 0 || name[3] == '\0')
+	/* Every stem starts with "lib" and is longer than four characters. */
+	if (!name || name[0] != 'l' || name[1] != 'i' || name[2] != 'b' || name[3] == '\0' || !may_be_a_stem(name))
 		return -1;
 	for (size_t i = 0; i < libnames_count; i++) {
 		const struct libname_row *row = &libnames[i];
@@ -146,13 +187,15 @@ bool libnames_foreach_family(const char *list, bool (*visit)(int family, void *a
 
 const char *libnames_basename(const char *path)
 {
-	const char *base = path;
-	for (const char *s = path; s && *s; s++)
-		if (*s == '/'
+	if (!path)
+		return NULL;
+	const char *slash = strrchr(path, '/');
 #ifdef _WIN32
-		    || *s == '\\' || *s == ':'
+	const char *backslash = strrchr(path, '\\');
+	if (!slash || (backslash && backslash > slash))
+		slash = backslash;
+	if (!slash && path[0] && path[1] == ':')
+		slash = path + 1;
 #endif
-		)
-			base = s + 1;
-	return base;
+	return slash ? slash + 1 : path;
 }

@@ -23,6 +23,7 @@
 
 struct entry {
 	struct loaded_object object;
+	const char *base; /* the basename of object.path */
 	_Atomic unsigned long generation; /* the sync that last saw it loaded */
 };
 
@@ -102,6 +103,7 @@ static struct entry *append_entry(int family, const char *path, const char *sona
 	entry->object.family = family;
 	strcpy(entry->object.soname, soname);
 	entry->object.path = memcpy(text + text_used, path, length);
+	entry->base = libnames_basename(entry->object.path);
 	entry->object.has_runpath = facts->has_runpath;
 	entry->object.has_rpath = facts->has_rpath;
 	text_used += length;
@@ -227,9 +229,11 @@ bool loaded_has_path(const char *path)
 			return false;
 		path = absolute;
 	}
+	/* Entries share long folder prefixes: their basenames tell them apart sooner. */
+	const char *base = libnames_basename(path);
 	size_t n = atomic_load_explicit(&entry_count, memory_order_acquire);
 	for (size_t i = 0; i < n; i++)
-		if (strcmp(entries[i].object.path, path) == 0 && is_loaded(&entries[i]))
+		if (strcmp(entries[i].base, base) == 0 && strcmp(entries[i].object.path, path) == 0 && is_loaded(&entries[i]))
 			return true;
 	return false;
 }

@@ -183,7 +183,7 @@ out:
 static void register_path(int family, const char *path)
 {
 	char folder[PATH_MAX];
-	if (loaded_has_path(path) || !dynamic_file_is_loadable(path) || !loaded_folder_of(path, folder, sizeof(folder)))
+	if (!dynamic_file_is_loadable(path) || !loaded_folder_of(path, folder, sizeof(folder)))
 		return;
 	if (registry_add_origin(family, folder) == REGISTRY_ADDED) {
 		log_message(LOG_INFO, "%s loaded from %s: registered", libnames[family].family, folder);
@@ -195,14 +195,15 @@ static void register_path(int family, const char *path)
 bool preload_route_dlopen(const char *file, int mode, const void *caller, void **handle);
 bool preload_route_dlopen(const char *file, int mode, const void *caller, void **handle)
 {
-	/* No name, a $-token, RTLD_NOLOAD and RTLD_DEEPBIND keep the caller's exact semantics: straight
-	   to the loader. Names that are not NVIDIA's leave here too, after one table scan. */
-	if (busy || !file || !file[0] || strchr(file, '$') || (mode & (RTLD_NOLOAD | RTLD_DEEPBIND)))
+	/* Names that are not NVIDIA's leave first, after a glance at the table: that is nearly every
+	   call. No name, a $-token, RTLD_NOLOAD and RTLD_DEEPBIND keep the caller's exact semantics too. */
+	if (!file)
 		goto pass;
+	const char *base = strrchr(file, '/');
+	bool by_path = base != NULL;
 	struct libname_match match;
-	bool by_path = strchr(file, '/') != NULL;
-	int family = libnames_match_linux(by_path ? libnames_basename(file) : file, &match);
-	if (family < 0)
+	int family = libnames_match_linux(by_path ? base + 1 : file, &match);
+	if (family < 0 || busy || strchr(file, '$') || (mode & (RTLD_NOLOAD | RTLD_DEEPBIND)))
 		goto pass;
 
 	int saved_errno = errno;
@@ -211,6 +212,9 @@ bool preload_route_dlopen(const char *file, int mode, const void *caller, void *
 	const struct config *config = config_get();
 	bool handled = false;
 	if (config->disabled)
+		goto out;
+	/* The hot path: a repeated load of a loaded library adds nothing, so it needs no sync. */
+	if (by_path ? loaded_has_path(file) : loaded_has_soname(file))
 		goto out;
 	loaded_sync(false);
 	if (by_path) {

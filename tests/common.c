@@ -83,11 +83,9 @@ void test_write_file(const char *path, const char *content)
 	fclose(f);
 }
 
-char *test_read_file(const char *path)
+/* Everything left in f, as a string; closes f. */
+static char *read_all(FILE *f)
 {
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return NULL;
 	char *data = NULL;
 	size_t size = 0;
 	FILE *out = open_memstream(&data, &size);
@@ -98,6 +96,12 @@ char *test_read_file(const char *path)
 	fclose(out);
 	fclose(f);
 	return data;
+}
+
+char *test_read_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	return f ? read_all(f) : NULL;
 }
 
 void test_copy_file(const char *from, const char *to)
@@ -163,15 +167,7 @@ struct test_run test_run(const char *const *argv, const char *const *env, int ti
 	}
 	result.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	lseek(fd, 0, SEEK_SET);
-	FILE *f = fdopen(fd, "r");
-	size_t size = 0;
-	FILE *out = open_memstream(&result.output, &size);
-	char buffer[4096];
-	size_t n;
-	while ((n = fread(buffer, 1, sizeof(buffer), f)) > 0)
-		fwrite(buffer, 1, n, out);
-	fclose(out);
-	fclose(f);
+	result.output = read_all(fdopen(fd, "r"));
 	return result;
 }
 

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "nvinterpose.h"
+#include "nvrtc-compile.h"
 
 static void *runtime;
 
@@ -93,11 +94,6 @@ static void print_maps(const char *text)
 		fclose(maps);
 }
 
-typedef int (*nvrtc_create)(void **, const char *, const char *, int, const char *const *, const char *const *);
-typedef int (*nvrtc_compile)(void *, int, const char *const *);
-typedef int (*nvrtc_log_size)(void *, size_t *);
-typedef int (*nvrtc_log)(void *, char *);
-
 static int nvrtc(const char *library)
 {
 	void *h = open_library(library, RTLD_NOW);
@@ -105,24 +101,9 @@ static int nvrtc(const char *library)
 		printf("nvrtc: %s\n", dlerror());
 		return 1;
 	}
-	nvrtc_create create = (nvrtc_create)dlsym(h, "nvrtcCreateProgram");
-	nvrtc_compile compile = (nvrtc_compile)dlsym(h, "nvrtcCompileProgram");
-	nvrtc_log_size log_size = (nvrtc_log_size)dlsym(h, "nvrtcGetProgramLogSize");
-	nvrtc_log get_log = (nvrtc_log)dlsym(h, "nvrtcGetProgramLog");
-	if (!create || !compile || !log_size || !get_log) {
-		printf("nvrtc: symbols missing\n");
-		return 1;
-	}
-	void *program = NULL;
-	create(&program, "extern \"C\" __global__ void twice(float *x) { x[threadIdx.x] *= 2.0f; }", "twice.cu", 0, NULL, NULL);
-	int result = compile(program, 0, NULL);
-	size_t size = 0;
-	log_size(program, &size);
-	char *text = calloc(1, size + 1);
-	get_log(program, text);
-	text[strcspn(text, "\n")] = '\0';
-	printf("nvrtc compile: %s%s%s\n", result == 0 ? "ok" : "failed", text[0] ? ": " : "", text);
-	free(text);
+	char log[4096];
+	int result = nvrtc_compile_kernel(h, log, sizeof(log));
+	printf("nvrtc compile: %s%s%s\n", result == 0 ? "ok" : "failed", log[0] ? ": " : "", log);
 	return result == 0 ? 0 : 1;
 }
 

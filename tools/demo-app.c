@@ -7,30 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef int (*nvrtc_create)(void **, const char *, const char *, int, const char *const *, const char *const *);
-typedef int (*nvrtc_compile)(void *, int, const char *const *);
-typedef int (*nvrtc_log_size)(void *, size_t *);
-typedef int (*nvrtc_log)(void *, char *);
+#include "nvrtc-compile.h"
 
 static int compile_real(void *nvrtc)
 {
-	nvrtc_create create = (nvrtc_create)dlsym(nvrtc, "nvrtcCreateProgram");
-	nvrtc_compile compile = (nvrtc_compile)dlsym(nvrtc, "nvrtcCompileProgram");
-	nvrtc_log_size log_size = (nvrtc_log_size)dlsym(nvrtc, "nvrtcGetProgramLogSize");
-	nvrtc_log get_log = (nvrtc_log)dlsym(nvrtc, "nvrtcGetProgramLog");
-	void *program = NULL;
-	if (!create || !compile || !log_size || !get_log ||
-	    create(&program, "extern \"C\" __global__ void twice(float *x) { x[threadIdx.x] *= 2.0f; }", "twice.cu", 0, NULL, NULL) != 0)
-		return -1;
-	int result = compile(program, 0, NULL);
-	size_t size = 0;
-	log_size(program, &size);
-	char *log = calloc(1, size + 1);
-	get_log(program, log);
-	log[strcspn(log, "\n")] = '\0';
+	char log[4096];
+	int result = nvrtc_compile_kernel(nvrtc, log, sizeof(log));
 	if (log[0])
 		printf("    %s\n", log);
-	free(log);
 	return result;
 }
 

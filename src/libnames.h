@@ -25,7 +25,8 @@ struct libname_match {
 	int family;          /* index into the table */
 	bool alt;            /* libnvrtc.alt.so.13 */
 	bool hash_renamed;   /* libnvrtc-builtins-2dc4bf68.so.11.8 (auditwheel) */
-	const char *version; /* after ".so." ("13.0"), "" when unversioned; Windows: the digits */
+	const char *version; /* after ".so." ("13.0"), "" when unversioned; Windows: the rest of the
+				name after the prefix, ".dll" included ("130_0.dll") */
 };
 
 extern const struct libname_row libnames[];

@@ -102,6 +102,8 @@ bool search_wheel_root(const char *folder, char *parent, size_t size, const char
 	size_t leaf_length = (size_t)(end - slash[0] - 1);
 	if (leaf_length != strlen(WHEEL_LEAF) || strncmp(slash[0] + 1, WHEEL_LEAF, leaf_length) != 0)
 		return false;
+	if (slash[0] - slash[1] < 2) /* an empty package folder: ".../nvidia//lib" */
+		return false;
 	if ((size_t)(slash[1] - slash[2] - 1) != 6 || strncmp(slash[2] + 1, "nvidia", 6) != 0)
 		return false;
 	size_t parent_length = (size_t)(slash[1] - folder);

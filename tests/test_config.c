@@ -1,0 +1,335 @@
+/* NVINTERPOSE_* settings: defaults, parsing, every bad value reported on stderr and replaced by its
+   default, and a privileged process that takes nothing from its environment. */
+#define _GNU_SOURCE
+#include "common.h"
+
+#include "config.h"
+#include "log.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The fake environment config_read sees: NAME=VALUE strings, NULL-terminated. */
+static const char *const *fake_environment;
+
+static const char *fake_getenv(const char *name)
+{
+	size_t n = strlen(name);
+	for (size_t i = 0; fake_environment && fake_environment[i]; i++)
+		if (strncmp(fake_environment[i], name, n) == 0 && fake_environment[i][n] == '=')
+			return fake_environment[i] + n + 1;
+	return NULL;
+}
+
+/* Reads the settings from env and returns what config_read wrote on stderr. */
+static char *read_config(struct config *config, const char *const *env, bool secure)
+{
+	char *path = test_format("%s/stderr", test_tmpdir());
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ck_assert_int_ge(fd, 0);
+	int saved = dup(STDERR_FILENO);
+	ck_assert_int_ge(saved, 0);
+	dup2(fd, STDERR_FILENO);
+	close(fd);
+	fake_environment = env;
+	config_read(config, fake_getenv, secure);
+	fake_environment = NULL;
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	char *output = test_read_file(path);
+	ck_assert_ptr_nonnull(output);
+	return output;
+}
+
+static void assert_defaults(const struct config *config)
+{
+	ck_assert(!config->disabled);
+	ck_assert(!config->secure);
+	ck_assert_int_eq(config->policy, POLICY_FALLBACK);
+	ck_assert_int_eq(config->log_level, LOG_ERROR);
+	ck_assert_str_eq(config->log_file, "");
+	ck_assert_uint_eq(config->path_count, 0);
+}
+
+START_TEST(test_empty_environment_gives_the_defaults)
+{
+	struct config config;
+	const char *env[] = { NULL };
+	char *output = read_config(&config, env, false);
+	assert_defaults(&config);
+	ck_assert_str_eq(output, "");
+}
+END_TEST
+
+START_TEST(test_empty_values_give_the_defaults_silently)
+{
+	struct config config;
+	const char *env[] = { "NVINTERPOSE_POLICY=", "NVINTERPOSE_LOG=", "NVINTERPOSE_PATH=", "NVINTERPOSE_DISABLE=",
+			      "NVINTERPOSE_LOG_FILE=", NULL };
+	char *output = read_config(&config, env, false);
+	assert_defaults(&config);
+	ck_assert_str_eq(output, "");
+}
+END_TEST
+
+static const struct {
+	const char *text;
+	enum policy policy;
+} policies[] = {
+	{ "fallback", POLICY_FALLBACK }, { "coherent", POLICY_COHERENT }, { "off", POLICY_OFF },
+	{ "FALLBACK", POLICY_FALLBACK }, { "Coherent", POLICY_COHERENT }, { "oFF", POLICY_OFF },
+};
+
+START_TEST(test_each_policy_parses_in_any_case)
+{
+	struct config config;
+	char *setting = test_format("NVINTERPOSE_POLICY=%s", policies[_i].text);
+	const char *env[] = { setting, NULL };
+	char *output = read_config(&config, env, false);
+	ck_assert_msg(config.policy == policies[_i].policy, "%s gave policy %d", setting, config.policy);
+	ck_assert_str_eq(output, "");
+}
+END_TEST
+
+static const struct {
+	const char *text;
+	enum log_level level;
+} levels[] = {
+	{ "error", LOG_ERROR }, { "warn", LOG_WARN }, { "info", LOG_INFO }, { "debug", LOG_DEBUG },
+	{ "ERROR", LOG_ERROR }, { "Warn", LOG_WARN }, { "INFO", LOG_INFO }, { "dEbUg", LOG_DEBUG },
+};
+
+START_TEST(test_each_log_level_parses_in_any_case_and_sets_the_threshold)
+{
+	struct config config;
+	char *setting = test_format("NVINTERPOSE_LOG=%s", levels[_i].text);
+	const char *env[] = { setting, NULL };
+	read_config(&config, env, false);
+	ck_assert_msg(config.log_level == levels[_i].level, "%s gave level %d", setting, config.log_level);
+	ck_assert(log_enabled(levels[_i].level));
+	if (levels[_i].level < LOG_DEBUG)
+		ck_assert(!log_enabled(levels[_i].level + 1));
+	log_set_level(LOG_ERROR);
+}
+END_TEST
+
+START_TEST(test_bad_policy_gives_fallback_and_a_message_naming_it)
+{
+	struct config config;
+	const char *env[] = { "NVINTERPOSE_POLICY=bogus", NULL };
+	char *output = read_config(&config, env, false);
+	ck_assert_int_eq(config.policy, POLICY_FALLBACK);
+	ck_assert_msg(test_contains(output, "NVINTERPOSE_POLICY") && test_contains(output, "'bogus'"), "stderr: %s",
+		      output);
+	ck_assert_uint_eq(test_count(output, "\n"), 1);
+}
+END_TEST
+
+START_TEST(test_bad_log_level_gives_error_and_a_message_naming_it)
+{
+	struct config config;
+	const char *env[] = { "NVINTERPOSE_LOG=loud", NULL };
+	char *output = read_config(&config, env, false);
+	ck_assert_int_eq(config.log_level, LOG_ERROR);
+	ck_assert_msg(test_contains(output, "NVINTERPOSE_LOG") && test_contains(output, "'loud'"), "stderr: %s", output);
+}
+END_TEST
+
+START_TEST(test_disable_is_set_by_any_value_but_zero)
+{
+	struct config config;
+	const char *on[] = { "NVINTERPOSE_DISABLE=1", NULL };
+	read_config(&config, on, false);
+	ck_assert(config.disabled);
+	const char *off[] = { "NVINTERPOSE_DISABLE=0", NULL };
+	read_config(&config, off, false);
+	ck_assert(!config.disabled);
+}
+END_TEST
+
+START_TEST(test_log_file_is_kept)
+{
+	struct config config;
+	const char *env[] = { "NVINTERPOSE_LOG_FILE=/tmp/events.jsonl", NULL };
+	read_config(&config, env, false);
+	ck_assert_str_eq(config.log_file, "/tmp/events.jsonl");
+}
+END_TEST
+
+/* n existing folders under a fresh temporary folder. */
+static char **make_folders(size_t n)
+{
+	char *root = test_tmpdir();
+	char **folders = calloc(n, sizeof(*folders));
+	for (size_t i = 0; i < n; i++)
+		folders[i] = (char *)test_mkdirs(test_format("%s/d%02zu", root, i));
+	return folders;
+}
+
+static char *path_setting(char **folders, size_t n)
+{
+	char *setting = test_format("NVINTERPOSE_PATH=%s", folders[0]);
+	for (size_t i = 1; i < n; i++)
+		setting = test_format("%s:%s", setting, folders[i]);
+	return setting;
+}
+
+START_TEST(test_valid_path_entries_are_kept_in_order)
+{
+	char **folders = make_folders(3);
+	char *reversed[] = { folders[2], folders[0], folders[1] };
+	const char *env[] = { path_setting(reversed, 3), NULL };
+	struct config config;
+	char *output = read_config(&config, env, false);
+	ck_assert_uint_eq(config.path_count, 3);
+	ck_assert_str_eq(config.path[0], folders[2]);
+	ck_assert_str_eq(config.path[1], folders[0]);
+	ck_assert_str_eq(config.path[2], folders[1]);
+	ck_assert_str_eq(output, "");
+}
+END_TEST
+
+/* NVINTERPOSE_PATH=good1:BAD:good2 keeps good1 and good2, in order, and names the problem. */
+static void assert_bad_entry_dropped(const char *bad, const char *expected_message)
+{
+	char **folders = make_folders(2);
+	char *setting = test_format("NVINTERPOSE_PATH=%s:%s:%s", folders[0], bad, folders[1]);
+	const char *env[] = { setting, NULL };
+	struct config config;
+	char *output = read_config(&config, env, false);
+	ck_assert_uint_eq(config.path_count, 2);
+	ck_assert_str_eq(config.path[0], folders[0]);
+	ck_assert_str_eq(config.path[1], folders[1]);
+	ck_assert_msg(test_contains(output, "NVINTERPOSE_PATH") && test_contains(output, expected_message),
+		      "expected '%s' on stderr, got: %s", expected_message, output);
+	ck_assert_uint_eq(test_count(output, "\n"), 1);
+}
+
+START_TEST(test_missing_path_entry_is_dropped_with_a_message)
+{
+	char *missing = test_format("%s/not-there", test_tmpdir());
+	assert_bad_entry_dropped(missing, missing);
+}
+END_TEST
+
+START_TEST(test_path_entry_that_is_a_file_is_dropped_with_a_message)
+{
+	char *file = test_format("%s/file", test_tmpdir());
+	test_write_file(file, "");
+	assert_bad_entry_dropped(file, file);
+}
+END_TEST
+
+START_TEST(test_relative_path_entry_is_dropped_with_a_message)
+{
+	/* "." exists, but the runtime does not follow a working directory that changes under it. */
+	assert_bad_entry_dropped("lib", "relative entry 'lib'");
+	assert_bad_entry_dropped(".", "relative entry '.'");
+}
+END_TEST
+
+START_TEST(test_empty_path_entry_is_dropped_with_a_message)
+{
+	assert_bad_entry_dropped("", "empty entry");
+}
+END_TEST
+
+START_TEST(test_trailing_separator_is_an_empty_entry)
+{
+	char **folders = make_folders(1);
+	char *setting = test_format("NVINTERPOSE_PATH=%s:", folders[0]);
+	const char *env[] = { setting, NULL };
+	struct config config;
+	char *output = read_config(&config, env, false);
+	ck_assert_uint_eq(config.path_count, 1);
+	ck_assert_str_eq(config.path[0], folders[0]);
+	ck_assert_msg(test_contains(output, "empty entry"), "stderr: %s", output);
+}
+END_TEST
+
+START_TEST(test_over_long_path_entry_is_dropped_with_a_message)
+{
+	char *long_entry = malloc(5001);
+	long_entry[0] = '/';
+	memset(long_entry + 1, 'a', 4999);
+	long_entry[5000] = '\0';
+	assert_bad_entry_dropped(long_entry, "entry of 5000 characters");
+}
+END_TEST
+
+START_TEST(test_more_than_32_path_entries_keeps_the_first_32)
+{
+	const size_t n = CONFIG_PATH_MAX_ENTRIES + 3;
+	char **folders = make_folders(n);
+	const char *env[] = { path_setting(folders, n), NULL };
+	struct config config;
+	char *output = read_config(&config, env, false);
+	ck_assert_uint_eq(config.path_count, CONFIG_PATH_MAX_ENTRIES);
+	for (size_t i = 0; i < CONFIG_PATH_MAX_ENTRIES; i++)
+		ck_assert_str_eq(config.path[i], folders[i]);
+	for (size_t i = CONFIG_PATH_MAX_ENTRIES; i < n; i++)
+		ck_assert_msg(test_contains(output, folders[i]), "no message about %s in: %s", folders[i], output);
+	ck_assert_uint_eq(test_count(output, "\n"), 3);
+}
+END_TEST
+
+START_TEST(test_secure_process_ignores_every_setting_silently)
+{
+	char **folders = make_folders(1);
+	char *path = test_format("NVINTERPOSE_PATH=%s:relative::/missing", folders[0]);
+	const char *env[] = { "NVINTERPOSE_POLICY=bogus", "NVINTERPOSE_LOG=debug", "NVINTERPOSE_DISABLE=1",
+			      "NVINTERPOSE_LOG_FILE=/tmp/events.jsonl", path, NULL };
+	struct config config;
+	char *output = read_config(&config, env, true);
+	ck_assert(config.secure);
+	ck_assert_int_eq(config.policy, POLICY_OFF);
+	ck_assert(!config.disabled);
+	ck_assert_uint_eq(config.path_count, 0);
+	ck_assert_str_eq(config.log_file, "");
+	ck_assert_int_eq(config.log_level, LOG_ERROR);
+	ck_assert(!log_enabled(LOG_DEBUG));
+	ck_assert_str_eq(output, "");
+}
+END_TEST
+
+START_TEST(test_config_set_replaces_what_config_get_returns)
+{
+	struct config config;
+	const char *env[] = { "NVINTERPOSE_POLICY=coherent", NULL };
+	read_config(&config, env, false);
+	ck_assert_int_eq(config_get()->policy, POLICY_FALLBACK);
+	config_set(&config);
+	ck_assert_int_eq(config_get()->policy, POLICY_COHERENT);
+	ck_assert_str_eq(config_policy_name(config_get()->policy), "coherent");
+}
+END_TEST
+
+int main(void)
+{
+	Suite *suite = suite_create("config");
+	TCase *tc = tcase_create("config");
+	tcase_add_test(tc, test_empty_environment_gives_the_defaults);
+	tcase_add_test(tc, test_empty_values_give_the_defaults_silently);
+	tcase_add_loop_test(tc, test_each_policy_parses_in_any_case, 0, sizeof(policies) / sizeof(policies[0]));
+	tcase_add_loop_test(tc, test_each_log_level_parses_in_any_case_and_sets_the_threshold, 0,
+			    sizeof(levels) / sizeof(levels[0]));
+	tcase_add_test(tc, test_bad_policy_gives_fallback_and_a_message_naming_it);
+	tcase_add_test(tc, test_bad_log_level_gives_error_and_a_message_naming_it);
+	tcase_add_test(tc, test_disable_is_set_by_any_value_but_zero);
+	tcase_add_test(tc, test_log_file_is_kept);
+	tcase_add_test(tc, test_valid_path_entries_are_kept_in_order);
+	tcase_add_test(tc, test_missing_path_entry_is_dropped_with_a_message);
+	tcase_add_test(tc, test_path_entry_that_is_a_file_is_dropped_with_a_message);
+	tcase_add_test(tc, test_relative_path_entry_is_dropped_with_a_message);
+	tcase_add_test(tc, test_empty_path_entry_is_dropped_with_a_message);
+	tcase_add_test(tc, test_trailing_separator_is_an_empty_entry);
+	tcase_add_test(tc, test_over_long_path_entry_is_dropped_with_a_message);
+	tcase_add_test(tc, test_more_than_32_path_entries_keeps_the_first_32);
+	tcase_add_test(tc, test_secure_process_ignores_every_setting_silently);
+	tcase_add_test(tc, test_config_set_replaces_what_config_get_returns);
+	suite_add_tcase(suite, tc);
+	return test_main(suite);
+}

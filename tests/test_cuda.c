@@ -93,6 +93,35 @@ START_TEST(test_real_nvrtc_compiles_with_the_runtime_attached_late)
 }
 END_TEST
 
+/* The CUDA 12 wheel layout with the real binaries: libcusparse.so.12 (RUNPATH $ORIGIN, DT_NEEDED
+   libnvJitLink.so.13) in nvidia/cusparse/lib, nvJitLink in its sibling nvidia/nvjitlink/lib. */
+static char *cusparse_wheels(char **nvjitlink)
+{
+	char *root = test_tmpdir();
+	char *cusparse = test_format("%s/site-packages/nvidia/cusparse/lib", root);
+	char *jitlink = test_format("%s/site-packages/nvidia/nvjitlink/lib", root);
+	test_mkdirs(cusparse);
+	test_mkdirs(jitlink);
+	test_copy_file(test_format("%s/libcusparse.so.12", lib64), test_format("%s/libcusparse.so.12", cusparse));
+	*nvjitlink = test_format("%s/libnvJitLink.so.13", jitlink);
+	test_copy_file(test_format("%s/libnvJitLink.so.13", lib64), *nvjitlink);
+	return test_format("%s/libcusparse.so.12", cusparse);
+}
+
+START_TEST(test_real_cusparse_needs_the_sibling_wheels_nvjitlink)
+{
+	char *nvjitlink;
+	char *cusparse = cusparse_wheels(&nvjitlink);
+	struct test_run plain = probe_without_cache(no_env, test_format("open %s", cusparse));
+	ck_assert_msg(test_contains(plain.output, "error: libnvJitLink.so.13: cannot open shared object file"), "%s", plain.output);
+	const char *env[] = { test_format("LD_PRELOAD=%s", test_setting("NVI_RUNTIME")), NULL };
+	struct test_run run = probe_without_cache(env, test_format("open %s maps libnvJitLink", cusparse));
+	ck_assert_msg(test_contains(run.output, test_format("open %s: %s\n", cusparse, cusparse)), "%s", run.output);
+	ck_assert_msg(test_count(run.output, "maps: ") == 1, "one nvJitLink: %s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("maps: %s\n", nvjitlink)), "%s", run.output);
+}
+END_TEST
+
 /* Names of NVIDIA libraries a binary mentions: strings that look like sonames of NVIDIA's own
    libraries (libcu*, libnv*, libnpp*, libcudnn*, libnccl*). */
 static bool looks_nvidia(const char *name)
@@ -175,6 +204,7 @@ int main(void)
 	tcase_add_test(tc, test_real_nvrtc_compile_fails_without_the_runtime);
 	tcase_add_test(tc, test_real_nvrtc_compiles_with_the_runtime_preloaded);
 	tcase_add_test(tc, test_real_nvrtc_compiles_with_the_runtime_attached_late);
+	tcase_add_test(tc, test_real_cusparse_needs_the_sibling_wheels_nvjitlink);
 	tcase_add_test(tc, test_table_covers_the_names_the_real_binaries_mention);
 	tcase_add_test(tc, test_table_recognizes_every_toolkit_library);
 	suite_add_tcase(suite, tc);

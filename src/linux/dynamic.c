@@ -1,10 +1,15 @@
-/* A small, bounded reader of dynamic sections. It runs inside host processes, often where the
-   loader holds its locks, so it allocates nothing and trusts no offset it has not checked. */
+/* A small, bounded reader of dynamic sections, of loaded objects (in memory) and of files about to
+   be loaded (mapped). It runs inside host processes, the in-memory part where the loader holds its
+   locks, so it allocates nothing and trusts no offset it has not checked. tests/test_dynamic.c
+   holds its answers against the libelf reader (src/elf/) over real libraries and broken files. */
 #include "dynamic.h"
 
 #include <elf.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -77,21 +82,192 @@ static const ElfW(Ehdr) *own_header(void)
 	return &__ehdr_start;
 }
 
+static bool is_own_class(const ElfW(Ehdr) *header)
+{
+	const ElfW(Ehdr) *own = own_header();
+	return memcmp(header->e_ident, ELFMAG, SELFMAG) == 0 && header->e_ident[EI_CLASS] == own->e_ident[EI_CLASS] &&
+	       header->e_ident[EI_DATA] == own->e_ident[EI_DATA];
+}
+
+/* What glibc's open_verify accepts besides class and byte order. */
+static bool is_loadable_header(const ElfW(Ehdr) *header)
+{
+	return is_own_class(header) && header->e_ident[EI_VERSION] == EV_CURRENT &&
+	       (header->e_ident[EI_OSABI] == ELFOSABI_SYSV || header->e_ident[EI_OSABI] == ELFOSABI_GNU) &&
+	       header->e_machine == own_header()->e_machine && header->e_type == ET_DYN &&
+	       header->e_phentsize == sizeof(ElfW(Phdr));
+}
+
+/* Opens a regular file without blocking (a FIFO would block a plain open for reading). */
+static int open_regular(const char *path, struct stat *st)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
+		int error = S_ISDIR(st->st_mode) ? -EISDIR : -EINVAL;
+		close(fd);
+		return error;
+	}
+	return fd;
+}
+
 bool dynamic_file_is_loadable(const char *path)
 {
 	ElfW(Ehdr) header;
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	int fd = open_regular(path, &st);
 	if (fd < 0)
 		return false;
-	bool ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && pread(fd, &header, sizeof(header), 0) == (ssize_t)sizeof(header);
+	bool ok = pread(fd, &header, sizeof(header), 0) == (ssize_t)sizeof(header);
 	close(fd);
-	if (!ok)
-		return false;
-	const ElfW(Ehdr) *own = own_header();
-	return memcmp(header.e_ident, ELFMAG, SELFMAG) == 0 && header.e_ident[EI_CLASS] == own->e_ident[EI_CLASS] &&
-	       header.e_ident[EI_DATA] == own->e_ident[EI_DATA] && header.e_ident[EI_VERSION] == EV_CURRENT &&
-	       (header.e_ident[EI_OSABI] == ELFOSABI_SYSV || header.e_ident[EI_OSABI] == ELFOSABI_GNU) &&
-	       header.e_machine == own->e_machine && header.e_type == ET_DYN &&
-	       header.e_phentsize == sizeof(ElfW(Phdr));
+	return ok && is_loadable_header(&header);
+}
+
+/* A bounded view of the mapped file. */
+struct view {
+	const unsigned char *data;
+	size_t size;
+};
+
+static bool in_file(const struct view *view, ElfW(Off) offset, ElfW(Xword) length)
+{
+	return offset <= view->size && length <= view->size - offset;
+}
+
+/* The file offset of a virtual address, through the PT_LOAD segment that holds it; the length
+   available from there within both the segment's file image and the file. */
+static bool file_offset_of(const struct view *view, const ElfW(Phdr) *phdr, size_t phnum, ElfW(Addr) address,
+			   ElfW(Off) *offset, ElfW(Xword) *available)
+{
+	for (size_t i = 0; i < phnum; i++) {
+		const ElfW(Phdr) *load = &phdr[i];
+		if (load->p_type != PT_LOAD || address < load->p_vaddr || address - load->p_vaddr >= load->p_filesz)
+			continue;
+		*offset = load->p_offset + (address - load->p_vaddr);
+		if (*offset < load->p_offset || !in_file(view, *offset, 0))
+			return false;
+		ElfW(Xword) in_segment = load->p_filesz - (address - load->p_vaddr);
+		ElfW(Xword) in_view = view->size - *offset;
+		*available = in_segment < in_view ? in_segment : in_view;
+		return true;
+	}
+	return false;
+}
+
+/* Copies a NUL-terminated string that must end within limit bytes into the facts' text. */
+static int keep_string(struct dynamic_file *file, const char *start, size_t limit, const char **out)
+{
+	const char *end = memchr(start, '\0', limit);
+	if (!end)
+		return -ENOEXEC;
+	size_t length = (size_t)(end - start) + 1;
+	if (length > sizeof(file->text) - file->text_used)
+		return -E2BIG;
+	*out = memcpy(file->text + file->text_used, start, length);
+	file->text_used += length;
+	return 0;
+}
+
+static int read_dynamic(const struct view *view, const ElfW(Phdr) *phdr, size_t phnum, const ElfW(Phdr) *dynamic_header,
+			struct dynamic_file *file)
+{
+	if (!in_file(view, dynamic_header->p_offset, dynamic_header->p_filesz) ||
+	    dynamic_header->p_offset % sizeof(ElfW(Addr)) != 0)
+		return -ENOEXEC;
+	const ElfW(Dyn) *dynamic = (const ElfW(Dyn) *)(view->data + dynamic_header->p_offset);
+	size_t entries = dynamic_header->p_filesz / sizeof(ElfW(Dyn));
+	ElfW(Addr) strtab = 0;
+	ElfW(Xword) strsz = 0;
+	bool have_strtab = false;
+	ElfW(Xword) soname = 0, rpath = 0, runpath = 0;
+	bool have_soname = false, have_rpath = false, have_runpath = false;
+	size_t needed_count = 0;
+	size_t i = 0;
+	for (; i < entries && dynamic[i].d_tag != DT_NULL; i++) {
+		switch (dynamic[i].d_tag) {
+		case DT_STRTAB: strtab = dynamic[i].d_un.d_ptr; have_strtab = true; break;
+		case DT_STRSZ: strsz = dynamic[i].d_un.d_val; break;
+		case DT_SONAME: soname = dynamic[i].d_un.d_val; have_soname = true; break;
+		case DT_RPATH: rpath = dynamic[i].d_un.d_val; have_rpath = true; break;
+		case DT_RUNPATH: runpath = dynamic[i].d_un.d_val; have_runpath = true; break;
+		case DT_FLAGS_1: file->nodeflib = (dynamic[i].d_un.d_val & DF_1_NODEFLIB) != 0; break;
+		case DT_NEEDED: needed_count++; break;
+		}
+	}
+	if (i == entries)
+		return -ENOEXEC; /* no DT_NULL within the segment */
+	file->has_dynamic = true;
+	bool have_strings = have_soname || have_rpath || have_runpath || needed_count;
+	if (!have_strings)
+		return 0;
+	if (needed_count > DYNAMIC_MAX_NEEDED)
+		return -E2BIG;
+	ElfW(Off) offset;
+	ElfW(Xword) available;
+	if (!have_strtab || !file_offset_of(view, phdr, phnum, strtab, &offset, &available) || strsz > available)
+		return -ENOEXEC;
+	const char *strings = (const char *)view->data + offset;
+	int error = 0;
+#define KEEP(value, out) \
+	(error = (value) < strsz ? keep_string(file, strings + (value), strsz - (value), (out)) : -ENOEXEC)
+	if (have_soname && KEEP(soname, &file->soname))
+		return error;
+	if (have_rpath && KEEP(rpath, &file->rpath))
+		return error;
+	if (have_runpath && KEEP(runpath, &file->runpath))
+		return error;
+	for (i = 0; dynamic[i].d_tag != DT_NULL; i++)
+		if (dynamic[i].d_tag == DT_NEEDED && KEEP(dynamic[i].d_un.d_val, &file->needed[file->needed_count++]))
+			return error;
+#undef KEEP
+	return 0;
+}
+
+int dynamic_read_file(const char *path, struct dynamic_file *file)
+{
+	struct stat st;
+	memset(file, 0, offsetof(struct dynamic_file, text));
+	int fd = open_regular(path, &st);
+	if (fd < 0)
+		return fd;
+	if ((size_t)st.st_size < sizeof(ElfW(Ehdr))) {
+		close(fd);
+		return -ENOEXEC;
+	}
+	void *data = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (data == MAP_FAILED)
+		return -errno;
+	struct view view = { data, (size_t)st.st_size };
+	const ElfW(Ehdr) *header = data;
+	int error = -ENOEXEC;
+	if (memcmp(header->e_ident, ELFMAG, SELFMAG) != 0)
+		goto out;
+	file->elf_class = header->e_ident[EI_CLASS];
+	file->data = header->e_ident[EI_DATA];
+	file->osabi = header->e_ident[EI_OSABI];
+	if (!is_own_class(header))
+		goto out;
+	file->machine = header->e_machine;
+	file->type = header->e_type;
+	size_t phnum = header->e_phnum;
+	if (phnum && (header->e_phentsize != sizeof(ElfW(Phdr)) || header->e_phoff % sizeof(ElfW(Addr)) != 0 ||
+		      !in_file(&view, header->e_phoff, (ElfW(Xword))phnum * sizeof(ElfW(Phdr)))))
+		goto out;
+	const ElfW(Phdr) *phdr = (const ElfW(Phdr) *)(view.data + header->e_phoff);
+	error = 0;
+	for (size_t i = 0; i < phnum && !error; i++) {
+		if (phdr[i].p_type == PT_INTERP) {
+			if (!in_file(&view, phdr[i].p_offset, phdr[i].p_filesz) || phdr[i].p_filesz == 0)
+				error = -ENOEXEC;
+			else
+				error = keep_string(file, (const char *)view.data + phdr[i].p_offset, phdr[i].p_filesz, &file->interp);
+		} else if (phdr[i].p_type == PT_DYNAMIC && !file->has_dynamic) {
+			error = read_dynamic(&view, phdr, phnum, &phdr[i], file);
+		}
+	}
+out:
+	munmap(data, view.size);
+	return error;
 }

@@ -18,6 +18,33 @@ bool dynamic_read_loaded(ElfW(Addr) base, const ElfW(Phdr) *phdr, size_t phnum, 
 /* DF_1_NODEFLIB of a loaded object, from its dynamic array (a link map's l_ld). */
 bool dynamic_has_nodeflib(const ElfW(Dyn) *dynamic);
 
+#define DYNAMIC_MAX_NEEDED 256
+#define DYNAMIC_TEXT_BYTES 16384
+
+/* Facts of a file about to be loaded. The strings point into text. */
+struct dynamic_file {
+	unsigned char elf_class, data, osabi;
+	unsigned short machine, type;
+	bool has_dynamic;
+	const char *interp;  /* PT_INTERP, or NULL */
+	const char *soname;  /* DT_SONAME, or NULL */
+	const char *rpath;   /* DT_RPATH as written, or NULL */
+	const char *runpath; /* DT_RUNPATH as written, or NULL */
+	bool nodeflib;
+	size_t needed_count;
+	const char *needed[DYNAMIC_MAX_NEEDED];
+	size_t text_used;
+	char text[DYNAMIC_TEXT_BYTES];
+};
+
+/* Reads a file of this process's class and byte order: its header, PT_INTERP and the dynamic
+   section found through PT_DYNAMIC, with DT_STRTAB translated to a file offset through the load
+   segments (section headers are never used). The file is mapped, never read whole; every offset is
+   checked against the file's size. Returns 0, or a negative errno: -ENOENT and the like from open,
+   -EISDIR / -EINVAL for something that is not a regular file, -ENOEXEC for a file that is not an ELF
+   of this class and byte order or whose headers lie, -E2BIG past the reader's bounds. */
+int dynamic_read_file(const char *path, struct dynamic_file *file);
+
 /* True when path is a regular file whose ELF header the loader would accept for this process:
    same class, data encoding, version, machine and an OS ABI it takes, and a shared object. Reads
    one header and never blocks (a FIFO or a device is refused). */

@@ -14,6 +14,7 @@
 #include "loaded.h"
 #include "log.h"
 #include "registry.h"
+#include "lookup.h"
 #include "search.h"
 
 #include <dirent.h>
@@ -38,9 +39,6 @@ extern char preload_hook_dlopen[];
 /* Set while this thread runs the runtime's own code: a dlopen that reaches the hooks then (from a
    constructor of a library the runtime loads) goes straight to the loader. */
 static __thread bool busy __attribute__((tls_model("initial-exec")));
-
-#define CALLER_MAX_DIRS 128
-#define SERINFO_BYTES 16384
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
@@ -68,113 +66,6 @@ static void initialize(void)
 }
 
 static void ensure_initialized(void) { pthread_once(&once, initialize); }
-
-/* The loader's search list for an object (dlinfo RTLD_DI_SERINFO): its RPATH chain, LD_LIBRARY_PATH,
-   its RUNPATH and the default folders, with $ORIGIN expanded. The ld.so.cache and the
-   glibc-hwcaps subfolders are not in it: the real loader does those steps itself. */
-struct search_list {
-	alignas(Dl_serinfo) char buffer[SERINFO_BYTES];
-	const char *dirs[CALLER_MAX_DIRS];
-	size_t count;
-};
-
-static bool read_search_list(struct link_map *object, struct search_list *list)
-{
-	Dl_serinfo size;
-	Dl_serinfo *info = (Dl_serinfo *)list->buffer;
-	list->count = 0;
-	if (dlinfo(object, RTLD_DI_SERINFOSIZE, &size) != 0 || size.dls_size > sizeof(list->buffer))
-		return false;
-	*info = size;
-	if (dlinfo(object, RTLD_DI_SERINFO, info) != 0)
-		return false;
-	for (unsigned i = 0; i < info->dls_cnt && list->count < CALLER_MAX_DIRS; i++)
-		list->dirs[list->count++] = info->dls_serpath[i].dls_name;
-	return true;
-}
-
-/* The object whose code holds address, as glibc's dlopen determines its caller: when no object
-   holds it (generated code), the main program. */
-static struct link_map *object_at(const void *address)
-{
-	Dl_info info;
-	struct link_map *object = NULL;
-	if (address && dladdr1(address, &info, (void **)&object, RTLD_DL_LINKMAP) && object)
-		return object;
-	return _r_debug.r_map;
-}
-
-struct lookup {
-	bool loader_finds;
-	enum search_step step;
-	char candidate[PATH_MAX];
-};
-
-static bool consider_candidate(const char *path, enum search_step step, void *arg)
-{
-	struct lookup *lookup = arg;
-	if (!dynamic_file_is_loadable(path)) {
-		if (step != SEARCH_CALLER)
-			log_message(LOG_INFO, "%s is not a shared object this process can load; skipped", path);
-		return false;
-	}
-	if (step == SEARCH_CALLER) {
-		lookup->loader_finds = true;
-	} else {
-		lookup->step = step;
-		strcpy(lookup->candidate, path);
-	}
-	return true;
-}
-
-/* Resolves an NVIDIA bare name for caller under the fallback policy. Returns the handle, or NULL
-   when the plain loader should have the call (it finds the library itself, or nobody does). */
-static void *resolve_bare_name(const char *name, int mode, int family, struct link_map *caller)
-{
-	loaded_sync(true); /* the caller's own origin must be registered before the search */
-	struct search_list *list = malloc(sizeof(*list));
-	struct lookup *lookup = calloc(1, sizeof(*lookup));
-	char caller_folder[PATH_MAX];
-	void *handle = NULL;
-	if (!list || !lookup || !read_search_list(caller, list))
-		goto out;
-
-	const char *caller_name = caller->l_name && caller->l_name[0] ? caller->l_name : "(main program)";
-	bool caller_is_nvidia = libnames_match_linux(libnames_basename(caller_name), NULL) >= 0 &&
-				loaded_folder_of(caller_name, caller_folder, sizeof(caller_folder));
-	struct search_request request = {
-		.name = name,
-		.caller_dirs = list->dirs,
-		.caller_dir_count = list->count,
-		.caller_folder = caller_is_nvidia ? caller_folder : NULL,
-		.include_caller_dirs = true,
-	};
-	search_candidates(&request, consider_candidate, lookup);
-	if (lookup->loader_finds || !lookup->candidate[0])
-		goto out;
-
-	/* The loader's own remaining steps come first: ld.so.cache and the glibc-hwcaps folders. A
-	   caller marked NODEFLIB skips them, so for it only an object loaded under that name counts. */
-	bool nodeflib = dynamic_has_nodeflib(caller->l_ld);
-	handle = preload_real_dlopen(name, nodeflib ? mode | RTLD_NOLOAD : mode);
-	if (handle)
-		goto out;
-
-	handle = preload_real_dlopen(lookup->candidate, mode);
-	if (handle) {
-		log_message(LOG_INFO, "%s for %s: loaded %s (%s)", name, caller_name, lookup->candidate,
-			    search_step_name(lookup->step));
-		log_event(&(struct log_event){ .event = "redirect", .name = name, .path = lookup->candidate,
-					       .caller = caller_name, .family = libnames[family].family,
-					       .reason = search_step_name(lookup->step) });
-	} else {
-		log_message(LOG_WARN, "%s for %s: %s did not load: %s", name, caller_name, lookup->candidate, dlerror());
-	}
-out:
-	free(list);
-	free(lookup);
-	return handle;
-}
 
 /* A library loaded by path is registered before the loader has it, so that its folder is known
    even if it is unloaded before the runtime's next contact: the folder of the path as given (what
@@ -218,14 +109,20 @@ bool preload_route_dlopen(const char *file, int mode, const void *caller, void *
 		goto out;
 	loaded_sync(false);
 	if (by_path) {
+		/* A path is the caller's choice and is never redirected; what it needs may be helped. */
 		register_path(family, file);
-		goto out; /* a path is the caller's choice: never redirected */
+		if (config->policy == POLICY_OFF)
+			goto out;
+		busy = false;
+		*handle = lookup_load_with_needed(file, mode, lookup_object_at(caller));
+		handled = *handle != NULL;
+		goto out;
 	}
 	if (config->policy == POLICY_OFF || libnames_is_driver(family) || loaded_has_soname(file))
 		goto out;
 	/* Constructors of the library loaded here may dlopen in turn: they deserve the full treatment. */
 	busy = false;
-	*handle = resolve_bare_name(file, mode, family, object_at(caller));
+	*handle = lookup_bare_name(file, mode, family, lookup_object_at(caller));
 	handled = *handle != NULL;
 out:
 	busy = false;
@@ -309,10 +206,10 @@ static bool attach_dependent(int family, void *arg)
 	char name[NAME_MAX + 1];
 	if (libnames_is_driver(family) || loaded_has_family(family) || !dependent_name(attach, family, name, sizeof(name)))
 		return false;
-	struct link_map *parent = object_at(attach->parent->address);
+	struct link_map *parent = lookup_object_at(attach->parent->address);
 	if (!parent || !parent->l_name || strcmp(parent->l_name, attach->parent->path) != 0)
 		return false; /* unloaded since the last sync */
-	void *handle = resolve_bare_name(name, RTLD_LAZY | RTLD_LOCAL, family, parent);
+	void *handle = lookup_bare_name(name, RTLD_LAZY | RTLD_LOCAL, family, parent);
 	if (!handle)
 		return false;
 	/* The handle is kept: the dependent stays for the parent to find by soname. */

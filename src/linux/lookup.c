@@ -1,0 +1,291 @@
+/* Finding NVIDIA libraries on a real caller's behalf.
+ *
+ * A bare name: the caller's own search list decides first (when the file is there the loader gets
+ * the call untouched); then, when a registered origin holds it, the loader is asked by name once
+ * more (for ld.so.cache, which no search list shows) and only then is the candidate loaded by path.
+ *
+ * DT_NEEDED: before an NVIDIA library is loaded by path, each NVIDIA name it needs is looked for
+ * where the loader will look for it (the library's RPATH unless it has a RUNPATH, the caller's
+ * search list, the library's RUNPATH, with $ORIGIN the library's folder; then ld.so.cache); the
+ * ones found nowhere but in the runtime's folders are loaded first, leaves first. */
+#define _GNU_SOURCE
+#include "lookup.h"
+
+#include "config.h"
+#include "dst.h"
+#include "dynamic.h"
+#include "libnames.h"
+#include "loaded.h"
+#include "log.h"
+#include "search.h"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdalign.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SEARCH_LIST_MAX_DIRS 128
+#define SERINFO_BYTES 16384
+#define NEEDED_MAX_DEPTH 8
+#define NEEDED_MAX_PRELOADS 64
+
+/* The loader's search list for an object (dlinfo RTLD_DI_SERINFO): its RPATH chain, LD_LIBRARY_PATH,
+   its RUNPATH and the default folders, with $ORIGIN expanded. The ld.so.cache and the
+   glibc-hwcaps subfolders are not in it: the real loader does those steps itself. */
+struct search_list {
+	alignas(Dl_serinfo) char buffer[SERINFO_BYTES];
+	const char *dirs[SEARCH_LIST_MAX_DIRS];
+	size_t count;
+};
+
+static bool read_search_list(struct link_map *object, struct search_list *list)
+{
+	Dl_serinfo size;
+	Dl_serinfo *info = (Dl_serinfo *)list->buffer;
+	list->count = 0;
+	if (dlinfo(object, RTLD_DI_SERINFOSIZE, &size) != 0 || size.dls_size > sizeof(list->buffer))
+		return false;
+	*info = size;
+	if (dlinfo(object, RTLD_DI_SERINFO, info) != 0)
+		return false;
+	for (unsigned i = 0; i < info->dls_cnt && list->count < SEARCH_LIST_MAX_DIRS; i++)
+		list->dirs[list->count++] = info->dls_serpath[i].dls_name;
+	return true;
+}
+
+struct link_map *lookup_object_at(const void *address)
+{
+	Dl_info info;
+	struct link_map *object = NULL;
+	if (address && dladdr1(address, &info, (void **)&object, RTLD_DL_LINKMAP) && object)
+		return object;
+	return _r_debug.r_map;
+}
+
+struct lookup {
+	bool loader_finds;
+	enum search_step step;
+	char candidate[PATH_MAX];
+};
+
+static bool consider_candidate(const char *path, enum search_step step, void *arg)
+{
+	struct lookup *lookup = arg;
+	if (!dynamic_file_is_loadable(path)) {
+		if (step != SEARCH_CALLER)
+			log_message(LOG_INFO, "%s is not a shared object this process can load; skipped", path);
+		return false;
+	}
+	if (step == SEARCH_CALLER) {
+		lookup->loader_finds = true;
+	} else {
+		lookup->step = step;
+		strcpy(lookup->candidate, path);
+	}
+	return true;
+}
+
+void *lookup_bare_name(const char *name, int mode, int family, struct link_map *caller)
+{
+	loaded_sync(true); /* the caller's own origin must be registered before the search */
+	struct search_list *list = malloc(sizeof(*list));
+	struct lookup *lookup = calloc(1, sizeof(*lookup));
+	char caller_folder[PATH_MAX];
+	void *handle = NULL;
+	if (!list || !lookup || !read_search_list(caller, list))
+		goto out;
+
+	const char *caller_name = caller->l_name && caller->l_name[0] ? caller->l_name : "(main program)";
+	bool caller_is_nvidia = libnames_match_linux(libnames_basename(caller_name), NULL) >= 0 &&
+				loaded_folder_of(caller_name, caller_folder, sizeof(caller_folder));
+	struct search_request request = {
+		.name = name,
+		.caller_dirs = list->dirs,
+		.caller_dir_count = list->count,
+		.caller_folder = caller_is_nvidia ? caller_folder : NULL,
+		.include_caller_dirs = true,
+	};
+	search_candidates(&request, consider_candidate, lookup);
+	if (lookup->loader_finds || !lookup->candidate[0])
+		goto out;
+
+	/* The loader's own remaining steps come first: ld.so.cache and the glibc-hwcaps folders. A
+	   caller marked NODEFLIB skips them, so for it only an object loaded under that name counts. */
+	bool nodeflib = dynamic_has_nodeflib(caller->l_ld);
+	handle = preload_real_dlopen(name, nodeflib ? mode | RTLD_NOLOAD : mode);
+	if (handle)
+		goto out;
+
+	handle = preload_real_dlopen(lookup->candidate, mode);
+	if (handle) {
+		log_message(LOG_INFO, "%s for %s: loaded %s (%s)", name, caller_name, lookup->candidate,
+			    search_step_name(lookup->step));
+		log_event(&(struct log_event){ .event = "redirect", .name = name, .path = lookup->candidate,
+					       .caller = caller_name, .family = libnames[family].family,
+					       .reason = search_step_name(lookup->step) });
+	} else {
+		log_message(LOG_WARN, "%s for %s: %s did not load: %s", name, caller_name, lookup->candidate, dlerror());
+	}
+out:
+	free(list);
+	free(lookup);
+	return handle;
+}
+
+
+/* ---- DT_NEEDED ------------------------------------------------------------------------------- */
+
+struct preloads {
+	struct link_map *caller;
+	struct search_list *caller_list;
+	size_t count;
+	void *handles[NEEDED_MAX_PRELOADS];
+	size_t visited_count;
+	char visited[NEEDED_MAX_PRELOADS][NAME_MAX + 1];
+};
+
+struct parent {
+	const char *path;
+	const char *folder;
+	const struct dynamic_file *file;
+};
+
+static bool visited_before(struct preloads *preloads, const char *name)
+{
+	for (size_t i = 0; i < preloads->visited_count; i++)
+		if (strcmp(preloads->visited[i], name) == 0)
+			return true;
+	if (preloads->visited_count < NEEDED_MAX_PRELOADS && strlen(name) <= NAME_MAX)
+		strcpy(preloads->visited[preloads->visited_count++], name);
+	return false;
+}
+
+/* Appends the expanded elements of an RPATH or RUNPATH to dirs (tokens other than $ORIGIN leave
+   their element out: the runtime does not guess $LIB or $PLATFORM). */
+static size_t add_expanded(const char *list, const char *origin, char **owned, size_t owned_count, const char **dirs,
+			   size_t count, size_t capacity, size_t *owned_used)
+{
+	char *elements[SEARCH_LIST_MAX_DIRS];
+	int n = list ? dst_expand_search_path(list, origin, NULL, NULL, elements, SEARCH_LIST_MAX_DIRS) : 0;
+	for (int i = 0; i < n && i < SEARCH_LIST_MAX_DIRS; i++) {
+		if (count < capacity && *owned_used < owned_count) {
+			dirs[count++] = elements[i];
+			owned[(*owned_used)++] = elements[i];
+		} else {
+			free(elements[i]);
+		}
+	}
+	return count;
+}
+
+/* Where the loader will look for name on behalf of parent: its RPATH (unless it has a RUNPATH), the
+   caller's search list (its RPATH chain, LD_LIBRARY_PATH, default folders), its RUNPATH; then, as
+   for a bare name, the runtime's folders, the parent's own first. */
+static void search_needed(const struct parent *parent, const char *name, struct preloads *preloads, struct lookup *lookup)
+{
+	const char *dirs[3 * SEARCH_LIST_MAX_DIRS];
+	char *owned[2 * SEARCH_LIST_MAX_DIRS];
+	size_t owned_used = 0, count = 0, capacity = sizeof(dirs) / sizeof(dirs[0]);
+	if (!parent->file->runpath)
+		count = add_expanded(parent->file->rpath, parent->folder, owned, 2 * SEARCH_LIST_MAX_DIRS, dirs, count, capacity, &owned_used);
+	for (size_t i = 0; i < preloads->caller_list->count && count < capacity; i++)
+		dirs[count++] = preloads->caller_list->dirs[i];
+	count = add_expanded(parent->file->runpath, parent->folder, owned, 2 * SEARCH_LIST_MAX_DIRS, dirs, count, capacity, &owned_used);
+	struct search_request request = {
+		.name = name,
+		.caller_dirs = dirs,
+		.caller_dir_count = count,
+		.caller_folder = parent->folder,
+		.include_caller_dirs = true,
+	};
+	search_candidates(&request, consider_candidate, lookup);
+	for (size_t i = 0; i < owned_used; i++)
+		free(owned[i]);
+}
+
+static void keep_handle(struct preloads *preloads, void *handle)
+{
+	if (preloads->count < NEEDED_MAX_PRELOADS)
+		preloads->handles[preloads->count++] = handle;
+	else
+		dlclose(handle);
+}
+
+static void prepare_needed_of(const struct parent *parent, struct preloads *preloads, int depth);
+
+/* One DT_NEEDED name of parent: nothing when it is not NVIDIA's, a driver library, loaded, or
+   found by the loader; otherwise loaded (after its own needs) from where the runtime finds it. */
+static void prepare_needed(const struct parent *parent, const char *name, struct preloads *preloads, int depth)
+{
+	int family = libnames_match_linux(name, NULL);
+	if (family < 0 || libnames_is_driver(family) || loaded_has_soname(name) || visited_before(preloads, name))
+		return;
+	struct lookup *lookup = calloc(1, sizeof(*lookup));
+	struct dynamic_file *file = malloc(sizeof(*file));
+	if (!lookup || !file)
+		goto out;
+	search_needed(parent, name, preloads, lookup);
+	if (lookup->loader_finds || !lookup->candidate[0])
+		goto out;
+	/* ld.so.cache, as the loader would try it for parent (unless parent is NODEFLIB). */
+	if (!parent->file->nodeflib) {
+		void *handle = preload_real_dlopen(name, RTLD_LAZY | RTLD_LOCAL);
+		if (handle) {
+			keep_handle(preloads, handle);
+			goto out;
+		}
+	}
+	char folder[PATH_MAX];
+	if (depth < NEEDED_MAX_DEPTH && dynamic_read_file(lookup->candidate, file) == 0 &&
+	    loaded_folder_of(lookup->candidate, folder, sizeof(folder))) {
+		struct parent child = { lookup->candidate, folder, file };
+		prepare_needed_of(&child, preloads, depth + 1); /* leaves first */
+	}
+	void *handle = preload_real_dlopen(lookup->candidate, RTLD_LAZY | RTLD_LOCAL);
+	if (!handle) {
+		log_message(LOG_WARN, "%s, needed by %s: %s did not load: %s", name, parent->path, lookup->candidate, dlerror());
+		goto out;
+	}
+	keep_handle(preloads, handle);
+	log_message(LOG_INFO, "%s, needed by %s: loaded %s first (%s)", name, parent->path, lookup->candidate,
+		    search_step_name(lookup->step));
+	log_event(&(struct log_event){ .event = "needed", .name = name, .path = lookup->candidate, .caller = parent->path,
+				       .family = libnames[family].family, .reason = search_step_name(lookup->step) });
+out:
+	free(lookup);
+	free(file);
+}
+
+static void prepare_needed_of(const struct parent *parent, struct preloads *preloads, int depth)
+{
+	for (size_t i = 0; i < parent->file->needed_count; i++)
+		prepare_needed(parent, parent->file->needed[i], preloads, depth);
+}
+
+void *lookup_load_with_needed(const char *path, int mode, struct link_map *caller)
+{
+	struct dynamic_file *file = malloc(sizeof(*file));
+	struct preloads *preloads = calloc(1, sizeof(*preloads));
+	struct search_list *list = malloc(sizeof(*list));
+	char folder[PATH_MAX];
+	void *handle = NULL;
+	if (!file || !preloads || !list || dynamic_read_file(path, file) != 0 || !loaded_folder_of(path, folder, sizeof(folder)) ||
+	    !read_search_list(caller, list))
+		goto out;
+	preloads->caller = caller;
+	preloads->caller_list = list;
+	struct parent parent = { path, folder, file };
+	prepare_needed_of(&parent, preloads, 0);
+	if (preloads->count == 0)
+		goto out; /* nothing the loader would miss: it has the call, untouched */
+	handle = preload_real_dlopen(path, mode);
+	/* The library holds what it needs now; the runtime's own references go. */
+	for (size_t i = 0; i < preloads->count; i++)
+		dlclose(preloads->handles[i]);
+out:
+	free(file);
+	free(preloads);
+	free(list);
+	return handle;
+}

@@ -1,0 +1,149 @@
+/* DT_NEEDED dependents: an NVIDIA library loaded by path whose NVIDIA DT_NEEDED lives in a sibling
+   wheel folder (CUDA 12 layout: cusparse in nvidia/cusparse/lib, nvJitLink in nvidia/nvjitlink/lib).
+   Stand-ins use CUDA 12 names that the machine's ld.so.cache does not hold. */
+#include "common.h"
+#include "standins.h"
+
+#include <string.h>
+
+static const char *const no_env[] = { NULL };
+
+struct wheels {
+	char *root, *cusparse, *nvjitlink, *cusparse_lib, *nvjitlink_lib;
+};
+
+/* site-packages/nvidia/{cusparse,nvjitlink}/lib with libcusparse.so.11 (RUNPATH $ORIGIN, as the real
+   one) needing libnvJitLink.so.12, which returns 7: cusparse_value() == 1007. */
+static struct wheels make_wheels(void)
+{
+	struct wheels w;
+	w.root = test_tmpdir();
+	w.cusparse = test_format("%s/site-packages/nvidia/cusparse/lib", w.root);
+	w.nvjitlink = test_format("%s/site-packages/nvidia/nvjitlink/lib", w.root);
+	test_mkdirs(w.cusparse);
+	test_mkdirs(w.nvjitlink);
+	w.nvjitlink_lib = test_format("%s/libnvJitLink.so.12", w.nvjitlink);
+	test_build_library("value.c", w.nvjitlink_lib, "libnvJitLink.so.12", "-DVALUE_SYMBOL=nvjitlink_value -DVALUE=7");
+	w.cusparse_lib = test_format("%s/libcusparse.so.11", w.cusparse);
+	test_build_library("needer.c", w.cusparse_lib, "libcusparse.so.11",
+			   test_format("-DNEEDER_SYMBOL=cusparse_value -DNEEDED_SYMBOL=nvjitlink_value '%s' -Wl,--enable-new-dtags,-rpath,'$ORIGIN'",
+				       w.nvjitlink_lib));
+	return w;
+}
+
+START_TEST(test_sibling_wheel_dt_needed_fails_without_the_runtime)
+{
+	struct wheels w = make_wheels();
+	struct test_run run = test_probe(no_env, test_format("open %s", w.cusparse_lib));
+	ck_assert_msg(test_contains(run.output, "error: libnvJitLink.so.12: cannot open shared object file"), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_sibling_wheel_dt_needed_loads_under_the_runtime)
+{
+	struct wheels w = make_wheels();
+	char *log = test_format("%s/events.jsonl", w.root);
+	const char *env[] = { standin_preload(), test_format("NVINTERPOSE_LOG_FILE=%s", log), NULL };
+	/* The parent is loaded by path first: that registers its folder, whose wheel sibling has it. */
+	struct test_run run = test_probe(env, test_format("call %s cusparse_value maps libnvJitLink", w.cusparse_lib));
+	ck_assert_msg(test_contains(run.output, "call cusparse_value: 1007"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("maps: %s\n", w.nvjitlink_lib)), "%s", run.output);
+	ck_assert_int_eq(test_count(run.output, "maps: "), 1);
+	char *events = test_read_file(log);
+	ck_assert_msg(test_contains(events, test_format("\"event\":\"needed\",\"name\":\"libnvJitLink.so.12\",\"path\":\"%s\",\"caller\":\"%s\"", w.nvjitlink_lib, w.cusparse_lib)), "%s", events);
+}
+END_TEST
+
+START_TEST(test_dlclose_still_unloads_the_tree)
+{
+	struct wheels w = make_wheels();
+	const char *env[] = { standin_preload(), NULL };
+	struct test_run run = test_probe(env, test_format("open %s close %s maps libnvJitLink maps libcusparse", w.cusparse_lib, w.cusparse_lib));
+	ck_assert_msg(test_contains(run.output, test_format("open %s: %s", w.cusparse_lib, w.cusparse_lib)), "%s", run.output);
+	ck_assert_msg(!test_contains(run.output, "maps: "), "the runtime keeps no reference: %s", run.output);
+}
+END_TEST
+
+START_TEST(test_dependencies_load_leaves_first)
+{
+	/* cusolver-like needs cusparse-like (a sibling), which needs nvJitLink (another sibling). */
+	struct wheels w = make_wheels();
+	char *cusolver = test_format("%s/site-packages/nvidia/cusolver/lib", w.root);
+	test_mkdirs(cusolver);
+	char *cusolver_lib = test_format("%s/libcusolver.so.10", cusolver);
+	test_build_library("needer.c", cusolver_lib, "libcusolver.so.10",
+			   test_format("-DNEEDER_SYMBOL=cusolver_value -DNEEDED_SYMBOL=cusparse_value '%s' -Wl,--enable-new-dtags,-rpath,'$ORIGIN'", w.cusparse_lib));
+	const char *env[] = { standin_preload(), NULL };
+	struct test_run plain = test_probe(no_env, test_format("call %s cusolver_value", cusolver_lib));
+	ck_assert_msg(test_contains(plain.output, "error: libcusparse.so.11: cannot open shared object file"), "%s", plain.output);
+	struct test_run run = test_probe(env, test_format("call %s cusolver_value", cusolver_lib));
+	ck_assert_msg(test_contains(run.output, "call cusolver_value: 2007"), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_dependency_cycle_ends)
+{
+	/* Two sibling libraries that need each other: the walk must end, and the load works. */
+	char *root = test_tmpdir();
+	char *a = test_format("%s/site-packages/nvidia/cufft/lib", root), *b = test_format("%s/site-packages/nvidia/curand/lib", root);
+	test_mkdirs(a);
+	test_mkdirs(b);
+	char *first = test_format("%s/libcurand.so.9", b), *second = test_format("%s/libcufft.so.10", a);
+	/* Build the cycle in three steps: b without its need, a needing b, b again needing a. */
+	test_build_library("value.c", first, "libcurand.so.9", "-DVALUE_SYMBOL=curand_value -DVALUE=5");
+	test_build_library("needer.c", second, "libcufft.so.10", test_format("-DNEEDER_SYMBOL=cufft_value -DNEEDED_SYMBOL=curand_value '%s'", first));
+	test_build_library("value.c", first, "libcurand.so.9", test_format("-DVALUE_SYMBOL=curand_value -DVALUE=5 '%s'", second));
+	const char *env[] = { standin_preload(), NULL };
+	struct test_run run = test_probe(env, test_format("open %s call %s cufft_value", test_format("%s/libnvrtc.so.12", standin_nvrtc_wheel(0).lib), second));
+	ck_assert_msg(run.status == 0 && test_contains(run.output, "call cufft_value: 1005"), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_runpath_that_covers_the_dependency_needs_no_help)
+{
+	/* The dependency lies beside the parent, whose RUNPATH is $ORIGIN: the loader finds it. */
+	struct wheels w = make_wheels();
+	test_copy_file(w.nvjitlink_lib, test_format("%s/libnvJitLink.so.12", w.cusparse));
+	char *log = test_format("%s/events.jsonl", w.root);
+	const char *env[] = { standin_preload(), test_format("NVINTERPOSE_LOG_FILE=%s", log), NULL };
+	struct test_run run = test_probe(env, test_format("call %s cusparse_value maps libnvJitLink", w.cusparse_lib));
+	ck_assert_msg(test_contains(run.output, "call cusparse_value: 1007"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("maps: %s/libnvJitLink.so.12\n", w.cusparse)), "%s", run.output);
+	char *events = test_read_file(log);
+	ck_assert_msg(!test_contains(events, "\"needed\""), "%s", events);
+}
+END_TEST
+
+START_TEST(test_deepbind_load_is_left_alone)
+{
+	struct wheels w = make_wheels();
+	const char *env[] = { standin_preload(), NULL };
+	struct test_run run = test_probe(env, test_format("open:now,deepbind %s", w.cusparse_lib));
+	ck_assert_msg(test_contains(run.output, "error: libnvJitLink.so.12: cannot open shared object file"), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_policy_off_leaves_dt_needed_alone)
+{
+	struct wheels w = make_wheels();
+	const char *env[] = { standin_preload(), "NVINTERPOSE_POLICY=off", NULL };
+	struct test_run run = test_probe(env, test_format("open %s", w.cusparse_lib));
+	ck_assert_msg(test_contains(run.output, "error: libnvJitLink.so.12: cannot open shared object file"), "%s", run.output);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *suite = suite_create("needed");
+	TCase *tc = tcase_create("needed");
+	tcase_add_test(tc, test_sibling_wheel_dt_needed_fails_without_the_runtime);
+	tcase_add_test(tc, test_sibling_wheel_dt_needed_loads_under_the_runtime);
+	tcase_add_test(tc, test_dlclose_still_unloads_the_tree);
+	tcase_add_test(tc, test_dependencies_load_leaves_first);
+	tcase_add_test(tc, test_dependency_cycle_ends);
+	tcase_add_test(tc, test_runpath_that_covers_the_dependency_needs_no_help);
+	tcase_add_test(tc, test_deepbind_load_is_left_alone);
+	tcase_add_test(tc, test_policy_off_leaves_dt_needed_alone);
+	suite_add_tcase(suite, tc);
+	return test_main(suite);
+}

@@ -7,7 +7,8 @@
  *   3. every registered origin, in the order first seen;
  *   4. the wheel siblings of those folders (CUDA 12 wheels put each component in its own
  *      site-packages/nvidia/PKG/lib, and cusparse's nvJitLink lives in nvidia/nvjitlink/lib);
- *   5. NVINTERPOSE_PATH. */
+ *   5. NVINTERPOSE_PATH.
+ * The coherent policy first looks only at the caller's folder and its wheel siblings. */
 #include "search.h"
 
 #include "config.h"
@@ -152,6 +153,11 @@ bool search_candidates(const struct search_request *request, search_visit visit,
 		stopped = try_folder(walk, request->caller_dirs[i], SEARCH_CALLER);
 	if (!stopped && request->caller_folder)
 		stopped = try_folder(walk, request->caller_folder, SEARCH_CALLER_FOLDER);
+	if (request->caller_folder_only) {
+		if (!stopped && request->caller_folder)
+			stopped = try_wheel_siblings(walk, request->caller_folder);
+		goto out;
+	}
 
 	size_t n = registry_count();
 	for (size_t i = 0; i < n && !stopped; i++)

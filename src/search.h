@@ -19,6 +19,7 @@ struct search_request {
 	size_t caller_dir_count;
 	const char *caller_folder;       /* NULL unless the caller is an NVIDIA library */
 	bool include_caller_dirs;
+	bool caller_folder_only;         /* only the caller's folder and its wheel siblings (coherent) */
 };
 
 /* Called with each candidate path that exists as a file; returns true to stop the search. */

@@ -122,6 +122,36 @@ START_TEST(test_real_cusparse_needs_the_sibling_wheels_nvjitlink)
 }
 END_TEST
 
+START_TEST(test_real_cusparse_with_a_system_nvjitlink_first_on_the_path)
+{
+	/* The field's most reported failure: an older nvJitLink (a stand-in with the same soname and
+	   version node, without the 13.0 symbols) on LD_LIBRARY_PATH wins over the sibling wheel's.
+	   Plain and fallback fail alike; coherent takes the wheel's. */
+	char *nvjitlink;
+	char *cusparse = cusparse_wheels(&nvjitlink);
+	char *system = test_format("%s/system", test_tmpdir());
+	test_mkdirs(system);
+	char *map = test_format("%s/nvjitlink.map", system);
+	test_write_file(map, "libnvJitLink.so.13 { global: builtins_value; local: *; };\n");
+	test_build_library("value.c", test_format("%s/libnvJitLink.so.13", system), "libnvJitLink.so.13",
+			   test_format("-Wl,--version-script,'%s'", map));
+	char *path = test_format("LD_LIBRARY_PATH=%s", system), *preload = test_format("LD_PRELOAD=%s", test_setting("NVI_RUNTIME"));
+	const char *plain_env[] = { path, NULL };
+	const char *fallback_env[] = { path, preload, NULL };
+	const char *coherent_env[] = { path, preload, "NVINTERPOSE_POLICY=coherent", NULL };
+	char *args = test_format("open %s maps libnvJitLink", cusparse);
+	const char *failure = "undefined symbol: __nvJitLinkCreate_13_0, version libnvJitLink.so.13";
+	struct test_run plain = test_probe(plain_env, args);
+	ck_assert_msg(test_contains(plain.output, failure), "%s", plain.output);
+	struct test_run fallback = test_probe(fallback_env, args);
+	ck_assert_msg(test_contains(fallback.output, failure), "%s", fallback.output);
+	struct test_run coherent = test_probe(coherent_env, args);
+	ck_assert_msg(test_contains(coherent.output, test_format("open %s: %s\n", cusparse, cusparse)), "%s", coherent.output);
+	ck_assert_msg(test_count(coherent.output, "maps: ") == 1 && test_contains(coherent.output, test_format("maps: %s\n", nvjitlink)),
+		      "%s", coherent.output);
+}
+END_TEST
+
 /* Names of NVIDIA libraries a binary mentions: strings that look like sonames of NVIDIA's own
    libraries (libcu*, libnv*, libnpp*, libcudnn*, libnccl*). */
 static bool looks_nvidia(const char *name)
@@ -205,6 +235,7 @@ int main(void)
 	tcase_add_test(tc, test_real_nvrtc_compiles_with_the_runtime_preloaded);
 	tcase_add_test(tc, test_real_nvrtc_compiles_with_the_runtime_attached_late);
 	tcase_add_test(tc, test_real_cusparse_needs_the_sibling_wheels_nvjitlink);
+	tcase_add_test(tc, test_real_cusparse_with_a_system_nvjitlink_first_on_the_path);
 	tcase_add_test(tc, test_table_covers_the_names_the_real_binaries_mention);
 	tcase_add_test(tc, test_table_recognizes_every_toolkit_library);
 	suite_add_tcase(suite, tc);

@@ -238,6 +238,17 @@ bool loaded_has_path(const char *path)
 	return false;
 }
 
+bool loaded_path_of_soname(const char *soname, char *path, size_t size)
+{
+	size_t n = atomic_load_explicit(&entry_count, memory_order_acquire);
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(entries[i].object.soname, soname) == 0 && is_loaded(&entries[i]) && strlen(entries[i].object.path) < size) {
+			strcpy(path, entries[i].object.path);
+			return true;
+		}
+	return false;
+}
+
 bool loaded_has_family(int family)
 {
 	size_t n = atomic_load_explicit(&entry_count, memory_order_acquire);

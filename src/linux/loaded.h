@@ -29,6 +29,8 @@ void loaded_sync(bool wait);
 /* True when an NVIDIA object with this soname is loaded, as of the last sync. */
 bool loaded_has_soname(const char *soname);
 bool loaded_has_family(int family);
+/* Writes the path of the loaded NVIDIA object with this soname; false when none is loaded. */
+bool loaded_path_of_soname(const char *soname, char *path, size_t size);
 /* True when an NVIDIA object loaded as path (absolute, or relative to the working folder) is loaded. */
 bool loaded_has_path(const char *path);
 

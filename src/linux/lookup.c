@@ -22,8 +22,10 @@
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdalign.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define SEARCH_LIST_MAX_DIRS 128
 #define SERINFO_BYTES 16384
@@ -65,6 +67,7 @@ struct link_map *lookup_object_at(const void *address)
 
 struct lookup {
 	bool loader_finds;
+	char loader_path[PATH_MAX]; /* the loader's first hit, when loader_finds */
 	enum search_step step;
 	char candidate[PATH_MAX];
 };
@@ -79,6 +82,7 @@ static bool consider_candidate(const char *path, enum search_step step, void *ar
 	}
 	if (step == SEARCH_CALLER) {
 		lookup->loader_finds = true;
+		strcpy(lookup->loader_path, path);
 	} else {
 		lookup->step = step;
 		strcpy(lookup->candidate, path);
@@ -86,14 +90,101 @@ static bool consider_candidate(const char *path, enum search_step step, void *ar
 	return true;
 }
 
+/* ---- coherent ----------------------------------------------------------------------------- */
+
+static bool is_coherent(void) { return config_get()->policy == POLICY_COHERENT; }
+
+static bool same_file(const char *a, const char *b)
+{
+	struct stat x, y;
+	return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
+/* The copy of name in folder or its wheel siblings, when there is a loadable one. */
+static bool find_in_family_tree(const char *name, const char *folder, struct lookup *own)
+{
+	struct search_request request = { .name = name, .caller_folder = folder, .caller_folder_only = true };
+	memset(own, 0, sizeof(*own));
+	search_candidates(&request, consider_candidate, own);
+	return own->candidate[0] != '\0';
+}
+
+/* Under coherent, the copy from the asker's folder (or its wheel siblings) is preferred to the one
+   the loader would pick, unless they are the same file. */
+static bool coherent_choice(const char *name, const char *asker_folder, const struct lookup *loader, struct lookup *own)
+{
+	return is_coherent() && asker_folder && find_in_family_tree(name, asker_folder, own) &&
+	       !(loader->loader_finds && same_file(loader->loader_path, own->candidate));
+}
+
+/* First loaded wins: a soname already loaded is used whatever its folder. Under coherent, when the
+   asker's own folder holds another copy, say so once per soname, with both paths. */
+static atomic_flag mixed_lock = ATOMIC_FLAG_INIT;
+static char mixed_checked[64][NAME_MAX + 1];
+static size_t mixed_checked_count;
+
+static bool first_check_of(const char *name)
+{
+	bool first = true;
+	while (atomic_flag_test_and_set_explicit(&mixed_lock, memory_order_acquire))
+		;
+	for (size_t i = 0; i < mixed_checked_count && first; i++)
+		first = strcmp(mixed_checked[i], name) != 0;
+	if (first && mixed_checked_count < sizeof(mixed_checked) / sizeof(mixed_checked[0]) && strlen(name) <= NAME_MAX)
+		strcpy(mixed_checked[mixed_checked_count++], name);
+	atomic_flag_clear_explicit(&mixed_lock, memory_order_release);
+	return first;
+}
+
+void lookup_report_mixed_origin(const char *name, const char *asker, const void *asker_code)
+{
+	char folder[PATH_MAX], loaded[PATH_MAX];
+	if (!is_coherent() || !first_check_of(name))
+		return;
+	if (!asker) {
+		struct link_map *object = lookup_object_at(asker_code);
+		asker = object && object->l_name && object->l_name[0] ? object->l_name : NULL;
+	}
+	if (!asker || libnames_match_linux(libnames_basename(asker), NULL) < 0 || !loaded_folder_of(asker, folder, sizeof(folder)) ||
+	    !loaded_path_of_soname(name, loaded, sizeof(loaded)))
+		return;
+	struct lookup *own = calloc(1, sizeof(*own));
+	if (own && find_in_family_tree(name, folder, own) && !same_file(own->candidate, loaded)) {
+		log_message(LOG_WARN, "mixed origins: %s is already loaded from %s; %s would take %s", name, loaded, asker,
+			    own->candidate);
+		log_event(&(struct log_event){ .event = "mixed-origin", .name = name, .path = loaded, .caller = asker,
+					       .family = libnames[libnames_match_linux(name, NULL)].family,
+					       .reason = own->candidate });
+	}
+	free(own);
+}
+
+/* Loads a candidate the runtime chose for caller, and says so: event "redirect" (fallback) or
+   "coherent", with the step that found it as the reason. */
+static void *load_candidate(const char *name, int family, const char *path, const char *reason, const char *caller, int mode)
+{
+	void *handle = preload_real_dlopen(path, mode);
+	if (!handle) {
+		log_message(LOG_WARN, "%s for %s: %s did not load: %s", name, caller, path, dlerror());
+		return NULL;
+	}
+	bool coherent = strcmp(reason, "coherent") == 0;
+	log_message(LOG_INFO, "%s for %s: loaded %s (%s)", name, caller, path, reason);
+	log_event(&(struct log_event){ .event = coherent ? "coherent" : "redirect", .name = name, .path = path,
+				       .caller = caller, .family = libnames[family].family,
+				       .reason = coherent ? "the caller's folder or its wheel siblings" : reason });
+	return handle;
+}
+
 void *lookup_bare_name(const char *name, int mode, int family, struct link_map *caller)
 {
 	loaded_sync(true); /* the caller's own origin must be registered before the search */
 	struct search_list *list = malloc(sizeof(*list));
 	struct lookup *lookup = calloc(1, sizeof(*lookup));
+	struct lookup *own = malloc(sizeof(*own));
 	char caller_folder[PATH_MAX];
 	void *handle = NULL;
-	if (!list || !lookup || !read_search_list(caller, list))
+	if (!list || !lookup || !own || !read_search_list(caller, list))
 		goto out;
 
 	const char *caller_name = caller->l_name && caller->l_name[0] ? caller->l_name : "(main program)";
@@ -107,6 +198,10 @@ void *lookup_bare_name(const char *name, int mode, int family, struct link_map *
 		.include_caller_dirs = true,
 	};
 	search_candidates(&request, consider_candidate, lookup);
+	if (caller_is_nvidia && coherent_choice(name, caller_folder, lookup, own)) {
+		handle = load_candidate(name, family, own->candidate, "coherent", caller_name, mode);
+		goto out;
+	}
 	if (lookup->loader_finds || !lookup->candidate[0])
 		goto out;
 
@@ -117,19 +212,11 @@ void *lookup_bare_name(const char *name, int mode, int family, struct link_map *
 	if (handle)
 		goto out;
 
-	handle = preload_real_dlopen(lookup->candidate, mode);
-	if (handle) {
-		log_message(LOG_INFO, "%s for %s: loaded %s (%s)", name, caller_name, lookup->candidate,
-			    search_step_name(lookup->step));
-		log_event(&(struct log_event){ .event = "redirect", .name = name, .path = lookup->candidate,
-					       .caller = caller_name, .family = libnames[family].family,
-					       .reason = search_step_name(lookup->step) });
-	} else {
-		log_message(LOG_WARN, "%s for %s: %s did not load: %s", name, caller_name, lookup->candidate, dlerror());
-	}
+	handle = load_candidate(name, family, lookup->candidate, search_step_name(lookup->step), caller_name, mode);
 out:
 	free(list);
 	free(lookup);
+	free(own);
 	return handle;
 }
 
@@ -219,17 +306,25 @@ static void prepare_needed_of(const struct parent *parent, struct preloads *prel
 static void prepare_needed(const struct parent *parent, const char *name, struct preloads *preloads, int depth)
 {
 	int family = libnames_match_linux(name, NULL);
-	if (family < 0 || libnames_is_driver(family) || loaded_has_soname(name) || visited_before(preloads, name))
+	if (family < 0 || libnames_is_driver(family) || visited_before(preloads, name))
 		return;
+	if (loaded_has_soname(name)) {
+		lookup_report_mixed_origin(name, parent->path, NULL);
+		return;
+	}
 	struct lookup *lookup = calloc(1, sizeof(*lookup));
+	struct lookup *own = malloc(sizeof(*own));
 	struct dynamic_file *file = malloc(sizeof(*file));
-	if (!lookup || !file)
+	if (!lookup || !own || !file)
 		goto out;
 	search_needed(parent, name, preloads, lookup);
-	if (lookup->loader_finds || !lookup->candidate[0])
+	bool coherent = coherent_choice(name, parent->folder, lookup, own);
+	if (coherent)
+		memcpy(lookup->candidate, own->candidate, sizeof(lookup->candidate));
+	else if (lookup->loader_finds || !lookup->candidate[0])
 		goto out;
 	/* ld.so.cache, as the loader would try it for parent (unless parent is NODEFLIB). */
-	if (!parent->file->nodeflib) {
+	if (!coherent && !parent->file->nodeflib) {
 		void *handle = preload_real_dlopen(name, RTLD_LAZY | RTLD_LOCAL);
 		if (handle) {
 			keep_handle(preloads, handle);
@@ -248,12 +343,13 @@ static void prepare_needed(const struct parent *parent, const char *name, struct
 		goto out;
 	}
 	keep_handle(preloads, handle);
-	log_message(LOG_INFO, "%s, needed by %s: loaded %s first (%s)", name, parent->path, lookup->candidate,
-		    search_step_name(lookup->step));
+	const char *reason = coherent ? "coherent: the parent's folder or its wheel siblings" : search_step_name(lookup->step);
+	log_message(LOG_INFO, "%s, needed by %s: loaded %s first (%s)", name, parent->path, lookup->candidate, reason);
 	log_event(&(struct log_event){ .event = "needed", .name = name, .path = lookup->candidate, .caller = parent->path,
-				       .family = libnames[family].family, .reason = search_step_name(lookup->step) });
+				       .family = libnames[family].family, .reason = reason });
 out:
 	free(lookup);
+	free(own);
 	free(file);
 }
 

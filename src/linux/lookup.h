@@ -23,3 +23,8 @@ void *lookup_bare_name(const char *name, int mode, int family, struct link_map *
    that dlclose still unloads the tree. NULL when there was nothing to do or the load failed: the
    plain loader should have the call. */
 void *lookup_load_with_needed(const char *path, int mode, struct link_map *caller);
+
+/* Under the coherent policy, when name is already loaded but the asker's folder (or its wheel
+   siblings) holds another copy: a warning and a "mixed-origin" event with both paths. Each soname
+   is looked at once. The asker is a path, or (when NULL) the object holding asker_code. */
+void lookup_report_mixed_origin(const char *name, const char *asker, const void *asker_code);

@@ -59,8 +59,6 @@ static void initialize(void)
 	config_set(&config);
 	if (config.log_file[0])
 		log_open_event_file(config.log_file);
-	if (config.policy == POLICY_COHERENT)
-		log_message(LOG_WARN, "NVINTERPOSE_POLICY=coherent is not available in this version; using fallback");
 	registry_init();
 	loaded_init();
 }
@@ -105,8 +103,11 @@ bool preload_route_dlopen(const char *file, int mode, const void *caller, void *
 	if (config->disabled)
 		goto out;
 	/* The hot path: a repeated load of a loaded library adds nothing, so it needs no sync. */
-	if (by_path ? loaded_has_path(file) : loaded_has_soname(file))
+	if (by_path ? loaded_has_path(file) : loaded_has_soname(file)) {
+		if (!by_path && config->policy == POLICY_COHERENT)
+			lookup_report_mixed_origin(file, NULL, caller);
 		goto out;
+	}
 	loaded_sync(false);
 	if (by_path) {
 		/* A path is the caller's choice and is never redirected; what it needs may be helped. */
@@ -118,8 +119,13 @@ bool preload_route_dlopen(const char *file, int mode, const void *caller, void *
 		handled = *handle != NULL;
 		goto out;
 	}
-	if (config->policy == POLICY_OFF || libnames_is_driver(family) || loaded_has_soname(file))
+	if (config->policy == POLICY_OFF || libnames_is_driver(family))
 		goto out;
+	if (loaded_has_soname(file)) {
+		if (config->policy == POLICY_COHERENT)
+			lookup_report_mixed_origin(file, NULL, caller);
+		goto out;
+	}
 	/* Constructors of the library loaded here may dlopen in turn: they deserve the full treatment. */
 	busy = false;
 	*handle = lookup_bare_name(file, mode, family, lookup_object_at(caller));

@@ -1,0 +1,154 @@
+/* The coherent policy: an NVIDIA library's NVIDIA dependents come from its own folder or that
+   folder's wheel siblings before other copies; first loaded still wins, and a mixed origin is
+   reported; the default fallback keeps the loader's choice. Stand-ins use names that the
+   machine's ld.so.cache does not hold. */
+#include "common.h"
+#include "standins.h"
+
+#include <string.h>
+
+struct mixed {
+	char *root, *cusparse_lib, *wheel_nvjitlink, *system, *system_nvjitlink;
+};
+
+/* A wheel pair (cusparse-like needing libnvJitLink.so.12, value 7) and a "system" nvJitLink in
+   ROOT/system that lacks the symbol cusparse needs (or, with compatible, has it with value 3). */
+static struct mixed make_mixed(bool compatible)
+{
+	struct mixed m;
+	m.root = test_tmpdir();
+	char *cusparse = test_format("%s/site-packages/nvidia/cusparse/lib", m.root);
+	char *nvjitlink = test_format("%s/site-packages/nvidia/nvjitlink/lib", m.root);
+	m.system = test_format("%s/system", m.root);
+	test_mkdirs(cusparse);
+	test_mkdirs(nvjitlink);
+	test_mkdirs(m.system);
+	m.wheel_nvjitlink = test_format("%s/libnvJitLink.so.12", nvjitlink);
+	test_build_library("value.c", m.wheel_nvjitlink, "libnvJitLink.so.12", "-DVALUE_SYMBOL=nvjitlink_value -DVALUE=7");
+	m.system_nvjitlink = test_format("%s/libnvJitLink.so.12", m.system);
+	test_build_library("value.c", m.system_nvjitlink, "libnvJitLink.so.12",
+			   compatible ? "-DVALUE_SYMBOL=nvjitlink_value -DVALUE=3" : "-DVALUE_SYMBOL=older_nvjitlink_value -DVALUE=3");
+	m.cusparse_lib = test_format("%s/libcusparse.so.11", cusparse);
+	test_build_library("needer.c", m.cusparse_lib, "libcusparse.so.11",
+			   test_format("-DNEEDER_SYMBOL=cusparse_value -DNEEDED_SYMBOL=nvjitlink_value '%s' -Wl,--enable-new-dtags,-rpath,'$ORIGIN'",
+				       m.wheel_nvjitlink));
+	return m;
+}
+
+static struct test_run run_policy(const struct mixed *m, const char *policy, const char *args, const char *log)
+{
+	const char *env[] = { test_format("LD_LIBRARY_PATH=%s", m->system), policy ? standin_preload() : NULL,
+			      policy ? test_format("NVINTERPOSE_POLICY=%s", policy) : NULL, "NVINTERPOSE_LOG=warn",
+			      log ? test_format("NVINTERPOSE_LOG_FILE=%s", log) : NULL, NULL };
+	return test_probe(env, args);
+}
+
+START_TEST(test_system_nvjitlink_on_ld_library_path_breaks_cusparse_without_the_runtime)
+{
+	struct mixed m = make_mixed(false);
+	struct test_run run = run_policy(&m, NULL, test_format("open %s", m.cusparse_lib), NULL);
+	ck_assert_msg(test_contains(run.output, "undefined symbol: nvjitlink_value"), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_fallback_keeps_the_loaders_choice)
+{
+	struct mixed m = make_mixed(false);
+	struct test_run run = run_policy(&m, "fallback", test_format("open %s", m.cusparse_lib), NULL);
+	ck_assert_msg(test_contains(run.output, "undefined symbol: nvjitlink_value"), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_coherent_takes_nvjitlink_from_the_sibling_wheel)
+{
+	struct mixed m = make_mixed(false);
+	char *log = test_format("%s/events.jsonl", m.root);
+	struct test_run run = run_policy(&m, "coherent", test_format("call %s cusparse_value maps libnvJitLink", m.cusparse_lib), log);
+	ck_assert_msg(test_contains(run.output, "call cusparse_value: 1007"), "%s", run.output);
+	ck_assert_msg(test_count(run.output, "maps: ") == 1 && test_contains(run.output, test_format("maps: %s\n", m.wheel_nvjitlink)),
+		      "%s", run.output);
+	char *events = test_read_file(log);
+	ck_assert_msg(test_contains(events, test_format("\"event\":\"needed\",\"name\":\"libnvJitLink.so.12\",\"path\":\"%s\"", m.wheel_nvjitlink)),
+		      "%s", events);
+	ck_assert_msg(test_contains(events, "\"policy\":\"coherent\""), "%s", events);
+}
+END_TEST
+
+START_TEST(test_coherent_keeps_first_loaded_and_reports_the_mixed_origin)
+{
+	/* The system nvJitLink is loaded first (by path); cusparse then gets it (first loaded wins),
+	   and the runtime says that the wheel's copy was there. */
+	struct mixed m = make_mixed(true);
+	char *log = test_format("%s/events.jsonl", m.root);
+	struct test_run run = run_policy(&m, "coherent", test_format("open %s call %s cusparse_value", m.system_nvjitlink, m.cusparse_lib), log);
+	ck_assert_msg(test_contains(run.output, "call cusparse_value: 1003"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("nvinterpose: warning: mixed origins: libnvJitLink.so.12 is already loaded from %s; %s would take %s",
+							 m.system_nvjitlink, m.cusparse_lib, m.wheel_nvjitlink)), "%s", run.output);
+	char *events = test_read_file(log);
+	ck_assert_msg(test_contains(events, test_format("\"event\":\"mixed-origin\",\"name\":\"libnvJitLink.so.12\",\"path\":\"%s\",\"caller\":\"%s\"",
+							m.system_nvjitlink, m.cusparse_lib)), "%s", events);
+}
+END_TEST
+
+struct cudnn_pair {
+	char *root, *parent, *other;
+};
+
+/* A cuDNN-like parent (RUNPATH $ORIGIN) with its sub-library beside it (value 9), and another
+   cuDNN's sub-library (value 1) in ROOT/other, which LD_LIBRARY_PATH puts first. */
+static struct cudnn_pair make_cudnn_pair(void)
+{
+	struct cudnn_pair c;
+	c.root = test_tmpdir();
+	char *lib = test_format("%s/site-packages/nvidia/cudnn/lib", c.root);
+	c.other = test_format("%s/other", c.root);
+	test_mkdirs(lib);
+	test_mkdirs(c.other);
+	c.parent = test_format("%s/libcudnn.so.8", lib);
+	test_build_library("cudnn_like.c", c.parent, "libcudnn.so.8", "-DSUB_LIBRARY='\"libcudnn_ops.so.8\"' -Wl,--enable-new-dtags,-rpath,'$ORIGIN'");
+	test_build_library("value.c", test_format("%s/libcudnn_ops.so.8", lib), "libcudnn_ops.so.8", "-DVALUE_SYMBOL=ops_value -DVALUE=9");
+	test_build_library("value.c", test_format("%s/libcudnn_ops.so.8", c.other), "libcudnn_ops.so.8", "-DVALUE_SYMBOL=ops_value -DVALUE=1");
+	return c;
+}
+
+START_TEST(test_cudnn_sub_library_comes_from_the_parents_folder_under_coherent)
+{
+	struct cudnn_pair c = make_cudnn_pair();
+	const char *plain_env[] = { test_format("LD_LIBRARY_PATH=%s", c.other), NULL };
+	const char *fallback_env[] = { plain_env[0], standin_preload(), NULL };
+	const char *coherent_env[] = { plain_env[0], standin_preload(), "NVINTERPOSE_POLICY=coherent", NULL };
+	/* The other copy is an origin too (loaded by path first); unloaded again before the parent asks. */
+	char *args = test_format("open %s/libcudnn_ops.so.8 close %s/libcudnn_ops.so.8 call %s cudnn_like_load", c.other, c.other, c.parent);
+	struct test_run plain = test_probe(plain_env, args);
+	struct test_run fallback = test_probe(fallback_env, args);
+	struct test_run coherent = test_probe(coherent_env, args);
+	ck_assert_msg(test_contains(plain.output, "call cudnn_like_load: 1"), "%s", plain.output);
+	ck_assert_msg(test_contains(fallback.output, "call cudnn_like_load: 1"), "%s", fallback.output);
+	ck_assert_msg(test_contains(coherent.output, "call cudnn_like_load: 9"), "%s", coherent.output);
+}
+END_TEST
+
+START_TEST(test_coherent_never_redirects_the_driver)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	test_build_library("value.c", test_format("%s/libcuda.so.1", wheel.lib), "libcuda.so.1", "");
+	const char *env[] = { standin_preload(), "NVINTERPOSE_POLICY=coherent", NULL };
+	struct test_run run = test_probe(env, test_format("call %s nvrtc_like_compile call %s nvrtc_like_driver", wheel.nvrtc, wheel.nvrtc));
+	ck_assert_msg(test_contains(run.output, "call nvrtc_like_compile: 42"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "call nvrtc_like_driver: 0"), "%s", run.output);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *suite = suite_create("coherent");
+	TCase *tc = tcase_create("coherent");
+	tcase_add_test(tc, test_system_nvjitlink_on_ld_library_path_breaks_cusparse_without_the_runtime);
+	tcase_add_test(tc, test_fallback_keeps_the_loaders_choice);
+	tcase_add_test(tc, test_coherent_takes_nvjitlink_from_the_sibling_wheel);
+	tcase_add_test(tc, test_coherent_keeps_first_loaded_and_reports_the_mixed_origin);
+	tcase_add_test(tc, test_cudnn_sub_library_comes_from_the_parents_folder_under_coherent);
+	tcase_add_test(tc, test_coherent_never_redirects_the_driver);
+	suite_add_tcase(suite, tc);
+	return test_main(suite);
+}

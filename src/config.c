@@ -53,6 +53,28 @@ static bool is_absolute(const char *folder)
 #endif
 }
 
+const char *config_path(const struct config *config, size_t i) { return config->path_text + config->path_offset[i]; }
+
+bool config_add_path(struct config *config, const char *folder)
+{
+	struct stat st;
+	size_t length = strlen(folder);
+	if (!is_absolute(folder))
+		log_message(LOG_ERROR, "NVINTERPOSE_PATH: relative entry '%s' ignored (use an absolute folder)", folder);
+	else if (stat(folder, &st) != 0 || !S_ISDIR(st.st_mode))
+		log_message(LOG_ERROR, "NVINTERPOSE_PATH: '%s' is not a folder; ignored", folder);
+	else if (config->path_count == CONFIG_PATH_MAX_ENTRIES || length + 1 > sizeof(config->path_text) - config->path_text_used)
+		log_message(LOG_ERROR, "NVINTERPOSE_PATH: more than %d entries or %zu characters; '%s' ignored",
+			    CONFIG_PATH_MAX_ENTRIES, sizeof(config->path_text), folder);
+	else {
+		config->path_offset[config->path_count++] = (unsigned short)config->path_text_used;
+		memcpy(config->path_text + config->path_text_used, folder, length + 1);
+		config->path_text_used += length + 1;
+		return true;
+	}
+	return false;
+}
+
 /* One NVINTERPOSE_PATH entry: kept when it is an absolute path to an existing folder. The loader
    reads an empty entry as the current folder; the runtime does not follow a working directory that
    changes under it, so empty and relative entries are refused with a message. */
@@ -70,16 +92,7 @@ static void add_path_entry(struct config *config, const char *entry, size_t leng
 	char folder[CONFIG_FOLDER_MAX];
 	memcpy(folder, entry, length);
 	folder[length] = '\0';
-	struct stat st;
-	if (!is_absolute(folder))
-		log_message(LOG_ERROR, "NVINTERPOSE_PATH: relative entry '%s' ignored (use an absolute folder)", folder);
-	else if (stat(folder, &st) != 0 || !S_ISDIR(st.st_mode))
-		log_message(LOG_ERROR, "NVINTERPOSE_PATH: '%s' is not a folder; ignored", folder);
-	else if (config->path_count == CONFIG_PATH_MAX_ENTRIES)
-		log_message(LOG_ERROR, "NVINTERPOSE_PATH: more than %d entries; '%s' ignored", CONFIG_PATH_MAX_ENTRIES,
-			    folder);
-	else
-		memcpy(config->path[config->path_count++], folder, length + 1);
+	config_add_path(config, folder);
 }
 
 void config_read(struct config *config, const char *(*getenv_fn)(const char *name), bool secure)
@@ -135,3 +148,5 @@ void config_set(const struct config *config)
 	if (config != &current)
 		current = *config;
 }
+
+void config_load(const char *(*getenv_fn)(const char *name), bool secure) { config_read(&current, getenv_fn, secure); }

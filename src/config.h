@@ -14,7 +14,10 @@ enum log_level { LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG };
 
 #define CONFIG_PATH_MAX_ENTRIES 32
 #define CONFIG_FOLDER_MAX 4096
+#define CONFIG_PATH_TEXT 8192
 
+/* Kept small: it is read into static storage at every process start, and each page it spans is a
+   page fault in every process the runtime is preloaded into. */
 struct config {
 	bool disabled;
 	bool secure; /* AT_SECURE: every setting ignored, policy off */
@@ -22,7 +25,9 @@ struct config {
 	enum log_level log_level;
 	char log_file[CONFIG_FOLDER_MAX];
 	size_t path_count;
-	char path[CONFIG_PATH_MAX_ENTRIES][CONFIG_FOLDER_MAX];
+	unsigned short path_offset[CONFIG_PATH_MAX_ENTRIES]; /* into path_text; see config_path */
+	size_t path_text_used;
+	char path_text[CONFIG_PATH_TEXT];
 };
 
 #ifdef _WIN32
@@ -35,9 +40,17 @@ struct config {
    reported through the log and replaced by its default; it never stops the host process. */
 void config_read(struct config *config, const char *(*getenv_fn)(const char *name), bool secure);
 
+/* Entry i of NVINTERPOSE_PATH (i < path_count). */
+const char *config_path(const struct config *config, size_t i);
+/* Appends a folder to the NVINTERPOSE_PATH list when it is an absolute, existing folder and there
+   is room; otherwise says why through the log and returns false. */
+bool config_add_path(struct config *config, const char *folder);
+
 /* The settings the runtime read at start-up. */
 const struct config *config_get(void);
 void config_set(const struct config *config);
+/* config_read into the settings config_get returns (no copy). */
+void config_load(const char *(*getenv_fn)(const char *name), bool secure);
 
 const char *config_policy_name(enum policy policy);
 bool config_parse_policy(const char *text, enum policy *policy);

@@ -9,6 +9,7 @@
 #include "libnames.h"
 
 #include <stdatomic.h>
+#include <stdint.h>
 #include <string.h>
 #include <strings.h>
 
@@ -55,44 +56,78 @@ static bool match_linux_tail(const char *tail, struct libname_match *match)
 	return is_so_suffix(tail, &match->version);
 }
 
-/* The pairs of characters that follow "lib" in the table's stems ("cu", "nv", "np", ...). Most
-   names a process loads are not NVIDIA's; their pair rejects them without a walk of the table. */
-#define PAIR(a, b) ((unsigned)(unsigned char)(a) << 8 | (unsigned char)(b))
-static unsigned stem_pairs[32];
-static size_t stem_pair_count;
-static unsigned long long stem_first_chars[4]; /* a bit for each character that follows "lib" */
-static _Atomic bool stem_pairs_ready;
+/* An index of the stems, built once: a bit for each character that follows "lib" in some stem
+   (most names a process loads are not NVIDIA's and stop there), and a hash table from stem to row.
+   A name's stem is what comes before its first '.', less an auditwheel "-HASH"; the row then
+   checks the rest. Until the index is built (a dlopen from a constructor that ran before this
+   one), names are matched by walking the table. */
+#define STEM_SLOTS 256 /* a power of two, well above the number of rows */
+static unsigned long long stem_first_chars[4];
+static unsigned short stem_slots[STEM_SLOTS]; /* row + 1; 0 is empty */
+static _Atomic bool stem_index_ready;
 
-__attribute__((constructor)) static void index_stem_pairs(void)
+static uint32_t hash_stem(const char *s, size_t length)
+{
+	uint32_t hash = 2166136261u; /* FNV-1a */
+	for (size_t i = 0; i < length; i++)
+		hash = (hash ^ (unsigned char)s[i]) * 16777619u;
+	return hash;
+}
+
+__attribute__((constructor)) static void index_stems(void)
 {
 	for (size_t i = 0; i < libnames_count; i++) {
 		unsigned char first = (unsigned char)libnames[i].linux_stem[3];
 		stem_first_chars[first >> 6] |= 1ull << (first & 63);
-		unsigned pair = PAIR(libnames[i].linux_stem[3], libnames[i].linux_stem[4]);
-		size_t k = 0;
-		while (k < stem_pair_count && stem_pairs[k] != pair)
-			k++;
-		if (k == stem_pair_count) {
-			if (stem_pair_count == sizeof(stem_pairs) / sizeof(stem_pairs[0]))
-				return; /* too many to be a quick test: match without it */
-			stem_pairs[stem_pair_count++] = pair;
-		}
+		uint32_t slot = hash_stem(libnames[i].linux_stem, libnames[i].linux_stem_length) & (STEM_SLOTS - 1);
+		while (stem_slots[slot])
+			slot = (slot + 1) & (STEM_SLOTS - 1);
+		stem_slots[slot] = (unsigned short)(i + 1);
 	}
-	atomic_store_explicit(&stem_pairs_ready, true, memory_order_release);
+	atomic_store_explicit(&stem_index_ready, true, memory_order_release);
 }
 
-static bool may_be_a_stem(const char *name)
+static int find_stem(const char *stem, size_t length)
 {
-	if (!atomic_load_explicit(&stem_pairs_ready, memory_order_acquire))
-		return true; /* a load before the constructors ran */
-	unsigned char first = (unsigned char)name[3];
-	if (!(stem_first_chars[first >> 6] & (1ull << (first & 63))))
+	uint32_t slot = hash_stem(stem, length) & (STEM_SLOTS - 1);
+	for (; stem_slots[slot]; slot = (slot + 1) & (STEM_SLOTS - 1)) {
+		const struct libname_row *row = &libnames[stem_slots[slot] - 1];
+		if (row->linux_stem_length == length && memcmp(row->linux_stem, stem, length) == 0)
+			return stem_slots[slot] - 1;
+	}
+	return -1;
+}
+
+bool libnames_may_match_linux(const char *name)
+{
+	if (name[0] != 'l' || name[1] != 'i' || name[2] != 'b' || name[3] == '\0')
 		return false;
-	unsigned pair = PAIR(name[3], name[4]);
-	for (size_t k = 0; k < stem_pair_count; k++)
-		if (stem_pairs[k] == pair)
-			return true;
-	return false;
+	if (!atomic_load_explicit(&stem_index_ready, memory_order_acquire))
+		return true;
+	unsigned char first = (unsigned char)name[3];
+	return (stem_first_chars[first >> 6] & (1ull << (first & 63))) != 0;
+}
+
+static int match_linux_indexed(const char *name, struct libname_match *match)
+{
+	if (!libnames_may_match_linux(name))
+		return -1;
+	const char *dot = strchr(name, '.');
+	if (!dot)
+		return -1;
+	size_t length = (size_t)(dot - name);
+	if (length > 9 && name[length - 9] == '-') {
+		bool hashed = true;
+		for (size_t i = length - 8; i < length && hashed; i++)
+			hashed = is_hex(name[i]);
+		if (hashed)
+			length -= 9;
+	}
+	int row = find_stem(name, length);
+	if (row < 0 || !match_linux_tail(name + libnames[row].linux_stem_length, match))
+		return -1;
+	match->family = row;
+	return row;
 }
 
 int libnames_match_linux(const char *name, struct libname_match *match)
@@ -101,8 +136,10 @@ int libnames_match_linux(const char *name, struct libname_match *match)
 	if (!match)
 		match = &scratch;
 	/* Every stem starts with "lib" and is longer than four characters. */
-	if (!name || name[0] != 'l' || name[1] != 'i' || name[2] != 'b' || name[3] == '\0' || !may_be_a_stem(name))
+	if (!name || name[0] != 'l' || name[1] != 'i' || name[2] != 'b' || name[3] == '\0')
 		return -1;
+	if (atomic_load_explicit(&stem_index_ready, memory_order_acquire))
+		return match_linux_indexed(name, match);
 	for (size_t i = 0; i < libnames_count; i++) {
 		const struct libname_row *row = &libnames[i];
 		if (row->linux_stem[3] != name[3] || strncmp(name, row->linux_stem, row->linux_stem_length) != 0)

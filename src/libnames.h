@@ -32,6 +32,9 @@ struct libname_match {
 extern const struct libname_row libnames[];
 extern const size_t libnames_count;
 
+/* False when a basename cannot be an NVIDIA library's: a test of a few instructions that turns
+   away most of the names a process loads. */
+bool libnames_may_match_linux(const char *basename);
 /* Family index of a Linux soname or file name (a basename), or -1. */
 int libnames_match_linux(const char *basename, struct libname_match *match);
 /* Family index of a Windows DLL name (a basename, any case), or -1. */

@@ -169,7 +169,7 @@ bool search_candidates(const struct search_request *request, search_visit visit,
 
 	const struct config *config = config_get();
 	for (size_t i = 0; i < config->path_count && !stopped; i++)
-		stopped = try_folder(walk, config->path[i], SEARCH_NVINTERPOSE_PATH);
+		stopped = try_folder(walk, config_path(config, i), SEARCH_NVINTERPOSE_PATH);
 out:
 	free(walk);
 	return stopped;

@@ -185,9 +185,9 @@ START_TEST(test_valid_path_entries_are_kept_in_order)
 	struct config config;
 	char *output = read_config(&config, env, false);
 	ck_assert_uint_eq(config.path_count, 3);
-	ck_assert_str_eq(config.path[0], folders[2]);
-	ck_assert_str_eq(config.path[1], folders[0]);
-	ck_assert_str_eq(config.path[2], folders[1]);
+	ck_assert_str_eq(config_path(&config, 0), folders[2]);
+	ck_assert_str_eq(config_path(&config, 1), folders[0]);
+	ck_assert_str_eq(config_path(&config, 2), folders[1]);
 	ck_assert_str_eq(output, "");
 }
 END_TEST
@@ -201,8 +201,8 @@ static void assert_bad_entry_dropped(const char *bad, const char *expected_messa
 	struct config config;
 	char *output = read_config(&config, env, false);
 	ck_assert_uint_eq(config.path_count, 2);
-	ck_assert_str_eq(config.path[0], folders[0]);
-	ck_assert_str_eq(config.path[1], folders[1]);
+	ck_assert_str_eq(config_path(&config, 0), folders[0]);
+	ck_assert_str_eq(config_path(&config, 1), folders[1]);
 	ck_assert_msg(test_contains(output, "NVINTERPOSE_PATH") && test_contains(output, expected_message),
 		      "expected '%s' on stderr, got: %s", expected_message, output);
 	ck_assert_uint_eq(test_count(output, "\n"), 1);
@@ -245,7 +245,7 @@ START_TEST(test_trailing_separator_is_an_empty_entry)
 	struct config config;
 	char *output = read_config(&config, env, false);
 	ck_assert_uint_eq(config.path_count, 1);
-	ck_assert_str_eq(config.path[0], folders[0]);
+	ck_assert_str_eq(config_path(&config, 0), folders[0]);
 	ck_assert_msg(test_contains(output, "empty entry"), "stderr: %s", output);
 }
 END_TEST
@@ -269,7 +269,7 @@ START_TEST(test_more_than_32_path_entries_keeps_the_first_32)
 	char *output = read_config(&config, env, false);
 	ck_assert_uint_eq(config.path_count, CONFIG_PATH_MAX_ENTRIES);
 	for (size_t i = 0; i < CONFIG_PATH_MAX_ENTRIES; i++)
-		ck_assert_str_eq(config.path[i], folders[i]);
+		ck_assert_str_eq(config_path(&config, i), folders[i]);
 	for (size_t i = CONFIG_PATH_MAX_ENTRIES; i < n; i++)
 		ck_assert_msg(test_contains(output, folders[i]), "no message about %s in: %s", folders[i], output);
 	ck_assert_uint_eq(test_count(output, "\n"), 3);

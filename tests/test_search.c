@@ -48,8 +48,7 @@ static void set_nvinterpose_path(const char *const *folders, size_t n)
 	memset(&config, 0, sizeof(config));
 	config.policy = POLICY_FALLBACK;
 	for (size_t i = 0; i < n; i++)
-		snprintf(config.path[i], sizeof(config.path[i]), "%s", folders[i]);
-	config.path_count = n;
+		ck_assert(config_add_path(&config, folders[i]));
 	config_set(&config);
 }
 

@@ -23,7 +23,9 @@
 
 struct entry {
 	struct loaded_object object;
-	const char *base; /* the basename of object.path */
+	const char *base;     /* the basename of object.path */
+	size_t soname_length; /* lengths tell most entries apart before any string compare */
+	size_t base_length;
 	_Atomic unsigned long generation; /* the sync that last saw it loaded */
 };
 
@@ -104,6 +106,8 @@ static struct entry *append_entry(int family, const char *path, const char *sona
 	strcpy(entry->object.soname, soname);
 	entry->object.path = memcpy(text + text_used, path, length);
 	entry->base = libnames_basename(entry->object.path);
+	entry->soname_length = strlen(soname);
+	entry->base_length = strlen(entry->base);
 	entry->object.has_runpath = facts->has_runpath;
 	entry->object.has_rpath = facts->has_rpath;
 	text_used += length;
@@ -212,9 +216,10 @@ static bool is_loaded(const struct entry *entry)
 
 bool loaded_has_soname(const char *soname)
 {
+	size_t length = strlen(soname);
 	size_t n = atomic_load_explicit(&entry_count, memory_order_acquire);
 	for (size_t i = 0; i < n; i++)
-		if (strcmp(entries[i].object.soname, soname) == 0 && is_loaded(&entries[i]))
+		if (entries[i].soname_length == length && memcmp(entries[i].object.soname, soname, length) == 0 && is_loaded(&entries[i]))
 			return true;
 	return false;
 }
@@ -231,9 +236,10 @@ bool loaded_has_path(const char *path)
 	}
 	/* Entries share long folder prefixes: their basenames tell them apart sooner. */
 	const char *base = libnames_basename(path);
+	size_t length = strlen(base);
 	size_t n = atomic_load_explicit(&entry_count, memory_order_acquire);
 	for (size_t i = 0; i < n; i++)
-		if (strcmp(entries[i].base, base) == 0 && strcmp(entries[i].object.path, path) == 0 && is_loaded(&entries[i]))
+		if (entries[i].base_length == length && strcmp(entries[i].object.path, path) == 0 && is_loaded(&entries[i]))
 			return true;
 	return false;
 }

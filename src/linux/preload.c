@@ -54,11 +54,9 @@ static void resolve_real_functions(void)
 static void initialize(void)
 {
 	resolve_real_functions();
-	struct config config;
-	config_read(&config, environment, getauxval(AT_SECURE) != 0);
-	config_set(&config);
-	if (config.log_file[0])
-		log_open_event_file(config.log_file);
+	config_load(environment, getauxval(AT_SECURE) != 0);
+	if (config_get()->log_file[0])
+		log_open_event_file(config_get()->log_file);
 	registry_init();
 	loaded_init();
 }
@@ -85,14 +83,24 @@ bool preload_route_dlopen(const char *file, int mode, const void *caller, void *
 bool preload_route_dlopen(const char *file, int mode, const void *caller, void **handle)
 {
 	/* Names that are not NVIDIA's leave first, after a glance at the table: that is nearly every
-	   call. No name, a $-token, RTLD_NOLOAD and RTLD_DEEPBIND keep the caller's exact semantics too. */
+	   call. Then the hot path: a repeated load of a loaded NVIDIA library adds nothing and needs
+	   nothing (not even a sync). No name, a $-token, RTLD_NOLOAD and RTLD_DEEPBIND keep the
+	   caller's exact semantics too. */
 	if (!file)
 		goto pass;
 	const char *base = strrchr(file, '/');
 	bool by_path = base != NULL;
+	const char *name = by_path ? base + 1 : file;
+	if (!libnames_may_match_linux(name) || busy)
+		goto pass;
+	if (by_path ? loaded_has_path(file) : loaded_has_soname(file)) {
+		if (!by_path && config_get()->policy == POLICY_COHERENT)
+			lookup_report_mixed_origin(file, NULL, caller);
+		goto pass;
+	}
 	struct libname_match match;
-	int family = libnames_match_linux(by_path ? base + 1 : file, &match);
-	if (family < 0 || busy || strchr(file, '$') || (mode & (RTLD_NOLOAD | RTLD_DEEPBIND)))
+	int family = libnames_match_linux(name, &match);
+	if (family < 0 || strchr(file, '$') || (mode & (RTLD_NOLOAD | RTLD_DEEPBIND)))
 		goto pass;
 
 	int saved_errno = errno;
@@ -102,12 +110,6 @@ bool preload_route_dlopen(const char *file, int mode, const void *caller, void *
 	bool handled = false;
 	if (config->disabled)
 		goto out;
-	/* The hot path: a repeated load of a loaded library adds nothing, so it needs no sync. */
-	if (by_path ? loaded_has_path(file) : loaded_has_soname(file)) {
-		if (!by_path && config->policy == POLICY_COHERENT)
-			lookup_report_mixed_origin(file, NULL, caller);
-		goto out;
-	}
 	loaded_sync(false);
 	if (by_path) {
 		/* A path is the caller's choice and is never redirected; what it needs may be helped. */

@@ -134,7 +134,7 @@ int main(int argc, char **argv)
 {
 	if (argc >= 5 && strcmp(argv[1], "--measure") == 0)
 		return measure(argv[2], argv[3], atol(argv[4]));
-	int rounds = 15;
+	int rounds = 21;
 	long iterations = 20000;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)

@@ -359,6 +359,18 @@ static void prepare_needed_of(const struct parent *parent, struct preloads *prel
 		prepare_needed(parent, parent->file->needed[i], preloads, depth);
 }
 
+/* Most libraries need no NVIDIA library that is not loaded yet: they need nothing from here (but
+   under coherent, a loaded one may still be a mixed origin to report). */
+static bool needs_an_nvidia_library(const struct dynamic_file *file)
+{
+	for (size_t i = 0; i < file->needed_count; i++) {
+		int family = libnames_match_linux(file->needed[i], NULL);
+		if (family >= 0 && !libnames_is_driver(family) && (is_coherent() || !loaded_has_soname(file->needed[i])))
+			return true;
+	}
+	return false;
+}
+
 void *lookup_load_with_needed(const char *path, int mode, struct link_map *caller)
 {
 	struct dynamic_file *file = malloc(sizeof(*file));
@@ -366,8 +378,8 @@ void *lookup_load_with_needed(const char *path, int mode, struct link_map *calle
 	struct search_list *list = malloc(sizeof(*list));
 	char folder[PATH_MAX];
 	void *handle = NULL;
-	if (!file || !preloads || !list || dynamic_read_file(path, file) != 0 || !loaded_folder_of(path, folder, sizeof(folder)) ||
-	    !read_search_list(caller, list))
+	if (!file || !preloads || !list || dynamic_read_file(path, file) != 0 || !needs_an_nvidia_library(file) ||
+	    !loaded_folder_of(path, folder, sizeof(folder)) || !read_search_list(caller, list))
 		goto out;
 	preloads->caller = caller;
 	preloads->caller_list = list;

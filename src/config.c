@@ -2,10 +2,10 @@
 #include "config.h"
 
 #include "log.h"
+#include "platform.h"
 
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 
 static struct config current = { .policy = POLICY_FALLBACK, .log_level = LOG_ERROR };
 
@@ -57,11 +57,11 @@ const char *config_path(const struct config *config, size_t i) { return config->
 
 bool config_add_path(struct config *config, const char *folder)
 {
-	struct stat st;
+	struct folder_identity identity;
 	size_t length = strlen(folder);
 	if (!is_absolute(folder))
 		log_message(LOG_ERROR, "NVINTERPOSE_PATH: relative entry '%s' ignored (use an absolute folder)", folder);
-	else if (stat(folder, &st) != 0 || !S_ISDIR(st.st_mode))
+	else if (!platform_folder_identity(folder, &identity))
 		log_message(LOG_ERROR, "NVINTERPOSE_PATH: '%s' is not a folder; ignored", folder);
 	else if (config->path_count == CONFIG_PATH_MAX_ENTRIES || length + 1 > sizeof(config->path_text) - config->path_text_used)
 		log_message(LOG_ERROR, "NVINTERPOSE_PATH: more than %d entries or %zu characters; '%s' ignored",
@@ -95,11 +95,23 @@ static void add_path_entry(struct config *config, const char *entry, size_t leng
 	config_add_path(config, folder);
 }
 
+/* A setting that is 0 or 1 (the Windows front's switches); anything else keeps the default. */
+static void read_switch(const char *(*getenv_fn)(const char *name), const char *name, bool *setting)
+{
+	const char *value = getenv_fn(name);
+	if (value && (strcmp(value, "0") == 0 || strcmp(value, "1") == 0))
+		*setting = value[0] == '1';
+	else if (value && value[0])
+		log_message(LOG_ERROR, "%s='%s' is not 0 or 1; using %d", name, value, *setting);
+}
+
 void config_read(struct config *config, const char *(*getenv_fn)(const char *name), bool secure)
 {
 	memset(config, 0, sizeof(*config));
 	config->policy = POLICY_FALLBACK;
 	config->log_level = LOG_ERROR;
+	config->add_dll_directory = true;
+	config->inject_children = true;
 	if (secure) {
 		/* A privileged process must not take folders or files from its caller's environment. */
 		config->secure = true;
@@ -130,6 +142,9 @@ void config_read(struct config *config, const char *(*getenv_fn)(const char *nam
 		else
 			strcpy(config->log_file, value);
 	}
+
+	read_switch(getenv_fn, "NVINTERPOSE_ADD_DLL_DIRECTORY", &config->add_dll_directory);
+	read_switch(getenv_fn, "NVINTERPOSE_CHILDREN", &config->inject_children);
 
 	value = getenv_fn("NVINTERPOSE_PATH");
 	for (const char *s = value; s;) {

@@ -23,6 +23,8 @@ struct config {
 	bool secure; /* AT_SECURE: every setting ignored, policy off */
 	enum policy policy;
 	enum log_level log_level;
+	bool add_dll_directory; /* Windows: AddDllDirectory on each origin (NVINTERPOSE_ADD_DLL_DIRECTORY) */
+	bool inject_children;   /* Windows: the runtime in child processes (NVINTERPOSE_CHILDREN) */
 	char log_file[CONFIG_FOLDER_MAX];
 	size_t path_count;
 	unsigned short path_offset[CONFIG_PATH_MAX_ENTRIES]; /* into path_text; see config_path */

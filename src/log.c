@@ -3,13 +3,13 @@
    held around it. */
 #include "log.h"
 
+#include "platform.h"
+
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 static _Atomic int threshold = LOG_ERROR;
@@ -55,7 +55,7 @@ void log_message(enum log_level level, const char *format, ...)
 
 bool log_open_event_file(const char *path)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0644);
+	int fd = platform_open_append(path);
 	if (fd < 0) {
 		log_message(LOG_ERROR, "NVINTERPOSE_LOG_FILE='%s' cannot be opened for appending: %s; no event log",
 			    path, strerror(errno));
@@ -120,10 +120,11 @@ void log_event(const struct log_event *event)
 		return;
 	int saved_errno = errno;
 	char line[8192];
-	struct timespec now;
-	clock_gettime(CLOCK_REALTIME, &now);
-	size_t used = (size_t)snprintf(line, sizeof(line), "{\"time\":%lld.%06ld,\"pid\":%ld", (long long)now.tv_sec,
-				       now.tv_nsec / 1000, (long)getpid());
+	long long seconds;
+	long microseconds;
+	platform_wall_clock(&seconds, &microseconds);
+	size_t used = (size_t)snprintf(line, sizeof(line), "{\"time\":%lld.%06ld,\"pid\":%ld", seconds, microseconds,
+				       platform_process_id());
 	used = append_field(line, used, sizeof(line) - 2, "event", event->event);
 	used = append_field(line, used, sizeof(line) - 2, "name", event->name);
 	used = append_field(line, used, sizeof(line) - 2, "path", event->path);

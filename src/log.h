@@ -14,7 +14,12 @@ struct log_event {
 
 void log_set_level(enum log_level level);
 bool log_enabled(enum log_level level);
-void log_message(enum log_level level, const char *format, ...) __attribute__((format(printf, 2, 3)));
+#ifdef _WIN32
+#define LOG_FORMAT gnu_printf /* the C99 printf of __USE_MINGW_ANSI_STDIO, not msvcrt's */
+#else
+#define LOG_FORMAT printf
+#endif
+void log_message(enum log_level level, const char *format, ...) __attribute__((format(LOG_FORMAT, 2, 3)));
 
 /* Opens the event log for appending; false (and an error message) when it cannot. */
 bool log_open_event_file(const char *path);

@@ -3,11 +3,11 @@
    entries without locking, and nothing is ever freed under them. */
 #include "registry.h"
 
+#include "platform.h"
+
 #include <errno.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #define REGISTRY_TEXT_BYTES (128 * 1024)
 
@@ -33,10 +33,10 @@ void registry_init(void)
 {
 	static atomic_flag done = ATOMIC_FLAG_INIT;
 	if (!atomic_flag_test_and_set(&done))
-		pthread_atfork(NULL, NULL, reset_in_child);
+		platform_after_fork_in_child(reset_in_child);
 }
 
-static const struct registry_origin *find(int family, dev_t device, ino_t inode, size_t n)
+static const struct registry_origin *find(int family, unsigned long long device, unsigned long long inode, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		if (origins[i].family == family && origins[i].device == device && origins[i].inode == inode)
@@ -46,25 +46,21 @@ static const struct registry_origin *find(int family, dev_t device, ino_t inode,
 
 enum registry_result registry_add_origin(int family, const char *folder)
 {
-	struct stat st;
+	struct folder_identity identity;
 	if (family < 0 || !folder || !folder[0]) {
 		errno = EINVAL;
 		return REGISTRY_ERROR;
 	}
-	if (stat(folder, &st) != 0)
+	if (!platform_folder_identity(folder, &identity)) /* errno ENOTDIR for a file */
 		return REGISTRY_ERROR;
-	if (!S_ISDIR(st.st_mode)) {
-		errno = ENOTDIR;
-		return REGISTRY_ERROR;
-	}
-	if (find(family, st.st_dev, st.st_ino, atomic_load_explicit(&count, memory_order_acquire)))
+	if (find(family, identity.device, identity.inode, atomic_load_explicit(&count, memory_order_acquire)))
 		return REGISTRY_KNOWN;
 
 	size_t length = strlen(folder) + 1;
 	enum registry_result result = REGISTRY_ADDED;
 	lock();
 	size_t n = atomic_load_explicit(&count, memory_order_relaxed);
-	if (find(family, st.st_dev, st.st_ino, n)) {
+	if (find(family, identity.device, identity.inode, n)) {
 		result = REGISTRY_KNOWN;
 		goto out;
 	}
@@ -75,7 +71,7 @@ enum registry_result registry_add_origin(int family, const char *folder)
 	}
 	char *copy = memcpy(text + text_used, folder, length);
 	text_used += length;
-	origins[n] = (struct registry_origin){ family, st.st_dev, st.st_ino, copy };
+	origins[n] = (struct registry_origin){ family, identity.device, identity.inode, copy };
 	atomic_store_explicit(&count, n + 1, memory_order_release);
 out:
 	unlock();

@@ -11,8 +11,8 @@
 
 struct registry_origin {
 	int family;
-	dev_t device;
-	ino_t inode;
+	unsigned long long device; /* the folder's identity (platform.h) */
+	unsigned long long inode;
 	const char *folder; /* lives as long as the process */
 };
 

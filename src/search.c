@@ -12,23 +12,25 @@
 #include "search.h"
 
 #include "config.h"
+#include "platform.h"
 #include "registry.h"
 
-#include <dirent.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <strings.h>
 
 #define SEARCH_MAX_FOLDERS 256
 
 #ifdef _WIN32
 #define WHEEL_LEAF "bin"
 #define SEPARATOR '\\'
+#define COMPARE_NAMES strncasecmp /* Windows compares file names without case */
 #else
 #define WHEEL_LEAF "lib"
 #define SEPARATOR '/'
+#define COMPARE_NAMES strncmp
 #endif
 
 struct walk {
@@ -36,10 +38,7 @@ struct walk {
 	search_visit visit;
 	void *arg;
 	size_t seen_count;
-	struct {
-		dev_t device;
-		ino_t inode;
-	} seen[SEARCH_MAX_FOLDERS];
+	struct folder_identity seen[SEARCH_MAX_FOLDERS];
 };
 
 const char *search_step_name(enum search_step step)
@@ -54,31 +53,28 @@ const char *search_step_name(enum search_step step)
 	return names[step];
 }
 
-/* True once a folder (by device and inode) has been tried in this walk. */
-static bool seen_before(struct walk *walk, const struct stat *st)
+/* True once a folder (by its identity: device and inode) has been tried in this walk. */
+static bool seen_before(struct walk *walk, const struct folder_identity *identity)
 {
 	for (size_t i = 0; i < walk->seen_count; i++)
-		if (walk->seen[i].device == st->st_dev && walk->seen[i].inode == st->st_ino)
+		if (walk->seen[i].device == identity->device && walk->seen[i].inode == identity->inode)
 			return true;
-	if (walk->seen_count < SEARCH_MAX_FOLDERS) {
-		walk->seen[walk->seen_count].device = st->st_dev;
-		walk->seen[walk->seen_count].inode = st->st_ino;
-		walk->seen_count++;
-	}
+	if (walk->seen_count < SEARCH_MAX_FOLDERS)
+		walk->seen[walk->seen_count++] = *identity;
 	return false;
 }
 
 static bool try_folder(struct walk *walk, const char *folder, enum search_step step)
 {
-	struct stat st;
+	struct folder_identity identity;
 	char path[PATH_MAX];
-	if (!folder || !folder[0] || stat(folder, &st) != 0 || !S_ISDIR(st.st_mode) || seen_before(walk, &st))
+	if (!folder || !folder[0] || !platform_folder_identity(folder, &identity) || seen_before(walk, &identity))
 		return false;
 	size_t length = strlen(folder);
 	while (length > 1 && folder[length - 1] == SEPARATOR)
 		length--;
 	int n = snprintf(path, sizeof(path), "%.*s%c%s", (int)length, folder, SEPARATOR, walk->request->name);
-	if (n < 0 || (size_t)n >= sizeof(path) || stat(path, &st) != 0 || S_ISDIR(st.st_mode))
+	if (n < 0 || (size_t)n >= sizeof(path) || !platform_is_file(path))
 		return false;
 	return walk->visit(path, step, walk->arg);
 }
@@ -101,11 +97,11 @@ bool search_wheel_root(const char *folder, char *parent, size_t size, const char
 		slash[i] = --s;
 	}
 	size_t leaf_length = (size_t)(end - slash[0] - 1);
-	if (leaf_length != strlen(WHEEL_LEAF) || strncmp(slash[0] + 1, WHEEL_LEAF, leaf_length) != 0)
+	if (leaf_length != strlen(WHEEL_LEAF) || COMPARE_NAMES(slash[0] + 1, WHEEL_LEAF, leaf_length) != 0)
 		return false;
 	if (slash[0] - slash[1] < 2) /* an empty package folder: ".../nvidia//lib" */
 		return false;
-	if ((size_t)(slash[1] - slash[2] - 1) != 6 || strncmp(slash[2] + 1, "nvidia", 6) != 0)
+	if ((size_t)(slash[1] - slash[2] - 1) != 6 || COMPARE_NAMES(slash[2] + 1, "nvidia", 6) != 0)
 		return false;
 	size_t parent_length = (size_t)(slash[1] - folder);
 	if (parent_length >= size)
@@ -117,25 +113,24 @@ bool search_wheel_root(const char *folder, char *parent, size_t size, const char
 	return true;
 }
 
-static int skip_dots(const struct dirent *entry) { return entry->d_name[0] != '.'; }
-
 static bool try_wheel_siblings(struct walk *walk, const char *origin)
 {
 	char root[PATH_MAX];
 	const char *leaf;
 	if (!search_wheel_root(origin, root, sizeof(root), &leaf))
 		return false;
-	struct dirent **entries = NULL;
-	int n = scandir(root, &entries, skip_dots, alphasort);
+	char **names = NULL;
+	int n = platform_list_folder(root, &names);
 	bool stopped = false;
-	for (int i = 0; i < n; i++) {
+	for (int i = 0; i < n && !stopped; i++) {
 		char folder[PATH_MAX];
-		int k = snprintf(folder, sizeof(folder), "%s%c%s%c%s", root, SEPARATOR, entries[i]->d_name, SEPARATOR, leaf);
-		if (!stopped && k > 0 && (size_t)k < sizeof(folder))
+		if (names[i][0] == '.') /* hidden entries are no packages */
+			continue;
+		int k = snprintf(folder, sizeof(folder), "%s%c%s%c%s", root, SEPARATOR, names[i], SEPARATOR, leaf);
+		if (k > 0 && (size_t)k < sizeof(folder))
 			stopped = try_folder(walk, folder, SEARCH_WHEEL_SIBLING);
-		free(entries[i]);
 	}
-	free(entries);
+	platform_free_names(names, n);
 	return stopped;
 }
 

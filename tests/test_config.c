@@ -295,6 +295,25 @@ START_TEST(test_secure_process_ignores_every_setting_silently)
 }
 END_TEST
 
+/* The Windows front's switches, parsed by the shared room on every platform. */
+START_TEST(test_windows_switches_are_on_by_default_and_0_or_1)
+{
+	struct config config;
+	const char *none[] = { NULL };
+	read_config(&config, none, false);
+	ck_assert(config.add_dll_directory && config.inject_children);
+	const char *off[] = { "NVINTERPOSE_ADD_DLL_DIRECTORY=0", "NVINTERPOSE_CHILDREN=0", NULL };
+	char *output = read_config(&config, off, false);
+	ck_assert(!config.add_dll_directory && !config.inject_children);
+	ck_assert_str_eq(output, "");
+	const char *bad[] = { "NVINTERPOSE_ADD_DLL_DIRECTORY=no", "NVINTERPOSE_CHILDREN=", NULL };
+	output = read_config(&config, bad, false);
+	ck_assert(config.add_dll_directory && config.inject_children);
+	ck_assert_msg(test_contains(output, "NVINTERPOSE_ADD_DLL_DIRECTORY='no' is not 0 or 1; using 1"), "%s", output);
+	ck_assert_uint_eq(test_count(output, "\n"), 1);
+}
+END_TEST
+
 START_TEST(test_config_set_replaces_what_config_get_returns)
 {
 	struct config config;
@@ -329,6 +348,7 @@ int main(void)
 	tcase_add_test(tc, test_over_long_path_entry_is_dropped_with_a_message);
 	tcase_add_test(tc, test_more_than_32_path_entries_keeps_the_first_32);
 	tcase_add_test(tc, test_secure_process_ignores_every_setting_silently);
+	tcase_add_test(tc, test_windows_switches_are_on_by_default_and_0_or_1);
 	tcase_add_test(tc, test_config_set_replaces_what_config_get_returns);
 	suite_add_tcase(suite, tc);
 	return test_main(suite);

@@ -1,0 +1,42 @@
+/* What the shared rooms ask of the operating system: one small function for each difference, so
+   that the rooms read the same on every platform. src/linux/platform.c (POSIX) and
+   src/windows/platform.c (Win32) hold the two answers. Paths are char strings: the file system's
+   own bytes on Linux, UTF-8 on Windows (converted to UTF-16 at each call into Win32). */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* A folder's identity, the same under every name that reaches it (links, case, either separator):
+   (st_dev, st_ino) on Linux; (volume serial number, file index) on Windows. */
+struct folder_identity {
+	unsigned long long device;
+	unsigned long long inode;
+};
+
+/* Fills identity for an existing folder. False, with errno set, when the folder cannot be examined
+   (ENOENT, EACCES, ...) or is something else (ENOTDIR). */
+bool platform_folder_identity(const char *folder, struct folder_identity *identity);
+
+/* True when path names an existing file that is not a folder. */
+bool platform_is_file(const char *path);
+
+/* The names in folder, "." and ".." left out, sorted (the order the search visits wheel
+   siblings in, so that a run is repeatable). Returns how many there are, with the malloc'd array in
+   *names (free it with platform_free_names), or -1 with errno. */
+int platform_list_folder(const char *folder, char ***names);
+void platform_free_names(char **names, int count);
+
+/* Opens path for appending, creating it when missing: each write lands whole at the end of the
+   file, also when other processes append to it (O_APPEND; FILE_APPEND_DATA on Windows). A file
+   descriptor for write(2) and close(2), or -1 with errno. */
+int platform_open_append(const char *path);
+
+/* Seconds and microseconds since 1970, for the event log. */
+void platform_wall_clock(long long *seconds, long *microseconds);
+
+long platform_process_id(void);
+
+/* Runs handler in the child after a fork, where fork exists (pthread_atfork); nothing on Windows,
+   where a child process starts with fresh memory. */
+void platform_after_fork_in_child(void (*handler)(void));

@@ -1,0 +1,110 @@
+/* Patching import address tables. The tables are read from the mapped image through its own data
+   directories, bounded by SizeOfImage, so a malformed module cannot send the walk astray. */
+#include "import_table.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <windows.h>
+
+/* Patches of one page by two threads would race on its protection (one restores read-only while
+   the other still writes). Nothing that takes another lock runs while this one is held. */
+static atomic_flag patching = ATOMIC_FLAG_INIT;
+
+struct image {
+	unsigned char *base;
+	size_t size;
+};
+
+/* The address of rva when size bytes from it lie inside the image, else NULL. */
+static void *at(const struct image *image, DWORD rva, size_t size)
+{
+	if (rva == 0 || rva > image->size || size > image->size - rva)
+		return NULL;
+	return image->base + rva;
+}
+
+/* True when the size bytes at p lie inside the image. */
+static bool inside(const struct image *image, const void *p, size_t size)
+{
+	uintptr_t start = (uintptr_t)image->base, address = (uintptr_t)p;
+	return address >= start && address - start <= image->size && size <= image->size - (address - start);
+}
+
+static const IMAGE_DATA_DIRECTORY *directory(const struct image *image, const IMAGE_NT_HEADERS *nt, int index)
+{
+	if (nt->OptionalHeader.NumberOfRvaAndSizes <= (DWORD)index)
+		return NULL;
+	const IMAGE_DATA_DIRECTORY *entry = &nt->OptionalHeader.DataDirectory[index];
+	return entry->VirtualAddress && at(image, entry->VirtualAddress, entry->Size) ? entry : NULL;
+}
+
+static void *replacement_for(void *current, const struct hook *hooks, size_t hook_count)
+{
+	for (size_t i = 0; current && i < hook_count; i++)
+		if (current == hooks[i].real[0] || current == hooks[i].real[1])
+			return hooks[i].replacement;
+	return NULL;
+}
+
+static int patch_slot(void **slot, void *replacement)
+{
+	/* A slot on a page that also holds code must stay executable while it is written: another
+	   thread may be running there. */
+	MEMORY_BASIC_INFORMATION page;
+	DWORD old, writable = PAGE_READWRITE;
+	if (VirtualQuery(slot, &page, sizeof(page)) == sizeof(page) &&
+	    (page.Protect & (PAGE_EXECUTE | PAGE_EXECUTE_READ | PAGE_EXECUTE_READWRITE | PAGE_EXECUTE_WRITECOPY)))
+		writable = PAGE_EXECUTE_READWRITE;
+	if (!VirtualProtect(slot, sizeof(*slot), writable, &old))
+		return 0;
+	/* One aligned store: a thread calling through the slot meanwhile sees the old or the new. */
+	__atomic_store_n(slot, replacement, __ATOMIC_SEQ_CST);
+	VirtualProtect(slot, sizeof(*slot), old, &old);
+	return 1;
+}
+
+/* The slots of one table: a zero-terminated array of pointers. */
+static int patch_slots(const struct image *image, DWORD rva, const struct hook *hooks, size_t hook_count)
+{
+	int patched = 0;
+	for (void **slot = at(image, rva, sizeof(void *)); slot && inside(image, slot, sizeof(*slot)) && *slot; slot++) {
+		void *replacement = replacement_for(*slot, hooks, hook_count);
+		if (replacement)
+			patched += patch_slot(slot, replacement);
+	}
+	return patched;
+}
+
+int import_table_patch(void *base, const struct hook *hooks, size_t hook_count)
+{
+	const IMAGE_DOS_HEADER *dos = base;
+	if (!base || dos->e_magic != IMAGE_DOS_SIGNATURE || dos->e_lfanew <= 0 || dos->e_lfanew > 4096)
+		return 0;
+	const IMAGE_NT_HEADERS *nt = (const IMAGE_NT_HEADERS *)((const unsigned char *)base + dos->e_lfanew);
+	if (nt->Signature != IMAGE_NT_SIGNATURE || nt->OptionalHeader.Magic != IMAGE_NT_OPTIONAL_HDR_MAGIC)
+		return 0;
+	struct image image = { base, nt->OptionalHeader.SizeOfImage };
+
+	while (atomic_flag_test_and_set_explicit(&patching, memory_order_acquire))
+		YieldProcessor();
+	int patched = 0;
+	const IMAGE_DATA_DIRECTORY *imports = directory(&image, nt, IMAGE_DIRECTORY_ENTRY_IMPORT);
+	if (imports) {
+		const IMAGE_IMPORT_DESCRIPTOR *descriptor = at(&image, imports->VirtualAddress, sizeof(*descriptor));
+		for (; descriptor && inside(&image, descriptor, sizeof(*descriptor)) && descriptor->Name; descriptor++)
+			patched += patch_slots(&image, descriptor->FirstThunk, hooks, hook_count);
+	}
+	/* Delay-loaded imports: a slot resolved before the runtime came holds the real function; one
+	   not yet resolved will be, through the module's GetProcAddress, which is patched above. */
+	const IMAGE_DATA_DIRECTORY *delayed = directory(&image, nt, IMAGE_DIRECTORY_ENTRY_DELAY_IMPORT);
+	if (delayed) {
+		const IMAGE_DELAYLOAD_DESCRIPTOR *descriptor = at(&image, delayed->VirtualAddress, sizeof(*descriptor));
+		/* Attributes.RvaBased 0 marks the old format, whose fields are addresses, not RVAs. */
+		for (; descriptor && inside(&image, descriptor, sizeof(*descriptor)) && descriptor->DllNameRVA; descriptor++)
+			if (descriptor->Attributes.RvaBased)
+				patched += patch_slots(&image, descriptor->ImportAddressTableRVA, hooks, hook_count);
+	}
+	atomic_flag_clear_explicit(&patching, memory_order_release);
+	return patched;
+}

@@ -1,0 +1,160 @@
+/* The shared rooms' platform functions (src/platform.h) on Windows. Paths arrive in UTF-8 and go
+   to the wide (UTF-16) Win32 functions, so that any folder name works, not only the code page's. */
+#include "platform.h"
+
+#include "utf16.h"
+
+#include <errno.h>
+#include <io.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <windows.h>
+
+/* Long enough for the settings' longest folder (CONFIG_FOLDER_MAX) with a file name after it. */
+#define WIDE_PATH_MAX 4352
+
+static void set_errno_from_last_error(void) { errno = utf16_errno_from_win32(GetLastError()); }
+
+bool platform_folder_identity(const char *folder, struct folder_identity *identity)
+{
+	wchar_t wide[WIDE_PATH_MAX];
+	if (!utf16_from_utf8(folder, wide, WIDE_PATH_MAX))
+		return false;
+	/* FILE_FLAG_BACKUP_SEMANTICS opens a folder; no access right is needed to read its identity. */
+	HANDLE handle = CreateFileW(wide, 0, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL, OPEN_EXISTING,
+				    FILE_FLAG_BACKUP_SEMANTICS, NULL);
+	if (handle == INVALID_HANDLE_VALUE) {
+		set_errno_from_last_error();
+		return false;
+	}
+	BY_HANDLE_FILE_INFORMATION info;
+	bool ok = GetFileInformationByHandle(handle, &info);
+	DWORD error = GetLastError();
+	CloseHandle(handle);
+	if (!ok) {
+		errno = utf16_errno_from_win32(error);
+		return false;
+	}
+	if (!(info.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY)) {
+		errno = ENOTDIR;
+		return false;
+	}
+	identity->device = info.dwVolumeSerialNumber;
+	identity->inode = (unsigned long long)info.nFileIndexHigh << 32 | info.nFileIndexLow;
+	return true;
+}
+
+bool platform_is_file(const char *path)
+{
+	wchar_t wide[WIDE_PATH_MAX];
+	if (!utf16_from_utf8(path, wide, WIDE_PATH_MAX))
+		return false;
+	DWORD attributes = GetFileAttributesW(wide);
+	return attributes != INVALID_FILE_ATTRIBUTES && !(attributes & FILE_ATTRIBUTE_DIRECTORY);
+}
+
+/* Case-insensitive first, as Windows compares names; the exact bytes break ties. */
+static int compare_names(const void *a, const void *b)
+{
+	const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+	int order = _stricmp(x, y);
+	return order ? order : strcmp(x, y);
+}
+
+int platform_list_folder(const char *folder, char ***names)
+{
+	wchar_t pattern[WIDE_PATH_MAX];
+	*names = NULL;
+	if (!utf16_from_utf8(folder, pattern, WIDE_PATH_MAX - 2))
+		return -1;
+	size_t length = wcslen(pattern);
+	if (length && pattern[length - 1] != L'\\' && pattern[length - 1] != L'/')
+		pattern[length++] = L'\\';
+	pattern[length++] = L'*';
+	pattern[length] = L'\0';
+
+	WIN32_FIND_DATAW found;
+	HANDLE find = FindFirstFileExW(pattern, FindExInfoBasic, &found, FindExSearchNameMatch, NULL, 0);
+	if (find == INVALID_HANDLE_VALUE) {
+		if (GetLastError() == ERROR_FILE_NOT_FOUND)
+			return 0; /* an empty volume root has not even "." */
+		set_errno_from_last_error();
+		return -1;
+	}
+	int count = 0, capacity = 0;
+	char **list = NULL;
+	do {
+		const wchar_t *name = found.cFileName;
+		if (name[0] == L'.' && (name[1] == L'\0' || (name[1] == L'.' && name[2] == L'\0')))
+			continue;
+		char utf8[MAX_PATH * 4];
+		if (!utf8_from_utf16(name, utf8, sizeof(utf8)))
+			continue;
+		if (count == capacity) {
+			int grown = capacity ? capacity * 2 : 16;
+			char **bigger = realloc(list, sizeof(*list) * (size_t)grown);
+			if (!bigger)
+				goto out_of_memory;
+			list = bigger;
+			capacity = grown;
+		}
+		if (!(list[count] = _strdup(utf8)))
+			goto out_of_memory;
+		count++;
+	} while (FindNextFileW(find, &found));
+	FindClose(find);
+	if (count)
+		qsort(list, (size_t)count, sizeof(*list), compare_names);
+	*names = list;
+	return count;
+out_of_memory:
+	FindClose(find);
+	platform_free_names(list, count);
+	errno = ENOMEM;
+	return -1;
+}
+
+void platform_free_names(char **names, int count)
+{
+	for (int i = 0; names && i < count; i++)
+		free(names[i]);
+	free(names);
+}
+
+int platform_open_append(const char *path)
+{
+	wchar_t wide[WIDE_PATH_MAX];
+	if (!utf16_from_utf8(path, wide, WIDE_PATH_MAX))
+		return -1;
+	/* FILE_APPEND_DATA without FILE_WRITE_DATA: the system puts every write at the end of the file,
+	   atomically, as O_APPEND does. Not inherited: a child opens its own. */
+	HANDLE handle = CreateFileW(wide, FILE_APPEND_DATA | SYNCHRONIZE, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
+				    NULL, OPEN_ALWAYS, FILE_ATTRIBUTE_NORMAL, NULL);
+	if (handle == INVALID_HANDLE_VALUE) {
+		set_errno_from_last_error();
+		return -1;
+	}
+	/* Without _O_TEXT the descriptor is binary: the C library writes the bytes as they are. */
+	int fd = _open_osfhandle((intptr_t)handle, 0);
+	if (fd < 0) {
+		CloseHandle(handle);
+		errno = EMFILE;
+	}
+	return fd;
+}
+
+void platform_wall_clock(long long *seconds, long *microseconds)
+{
+	FILETIME now;
+	GetSystemTimePreciseAsFileTime(&now);
+	/* 100-nanosecond ticks since 1601; 11644473600 seconds separate 1601 from 1970. */
+	unsigned long long ticks = (unsigned long long)now.dwHighDateTime << 32 | now.dwLowDateTime;
+	ticks -= 116444736000000000ull;
+	*seconds = (long long)(ticks / 10000000ull);
+	*microseconds = (long)(ticks % 10000000ull / 10);
+}
+
+long platform_process_id(void) { return (long)GetCurrentProcessId(); }
+
+void platform_after_fork_in_child(void (*handler)(void)) { (void)handler; }

@@ -84,7 +84,7 @@ struct layout {
 	uint64_t phoff, shoff;
 	size_t phnum, shnum, shentsize;
 	bool has_dynamic, has_interp, has_null, has_strtab;
-	size_t dynamic_phdr, interp_phdr, null_index;
+	size_t dynamic_phdr, interp_phdr, strtab_phdr, null_index;
 	uint64_t dynamic_offset, dynamic_size, interp_offset, interp_size;
 	uint64_t strtab_offset, strsz;
 	uint64_t must_end;  /* cut shorter, a file lacks something a reader needs */
@@ -100,8 +100,10 @@ static uint64_t dyn_at(const struct layout *layout, size_t index)
 	return layout->dynamic_offset + index * layout->dynentsize;
 }
 
-/* The file offset of a virtual address through the load segments, or UINT64_MAX. */
-static uint64_t offset_of_address(const struct image *image, const struct layout *layout, uint64_t address)
+/* The file offset of a virtual address through the load segments, or UINT64_MAX; *load is the
+   index of the segment. */
+static uint64_t offset_of_address(const struct image *image, const struct layout *layout, uint64_t address,
+				  size_t *load)
 {
 	bool is64 = image->is64;
 	for (size_t i = 0; i < layout->phnum; i++) {
@@ -109,8 +111,10 @@ static uint64_t offset_of_address(const struct image *image, const struct layout
 		if (get(image, at, PHDR(is64, p_type)) != PT_LOAD)
 			continue;
 		uint64_t vaddr = get(image, at, PHDR(is64, p_vaddr)), filesz = get(image, at, PHDR(is64, p_filesz));
-		if (address >= vaddr && address - vaddr < filesz)
+		if (address >= vaddr && address - vaddr < filesz) {
+			*load = i;
 			return get(image, at, PHDR(is64, p_offset)) + (address - vaddr);
+		}
 	}
 	return UINT64_MAX;
 }
@@ -135,7 +139,7 @@ static void walk_dynamic(const struct image *image, struct layout *layout)
 			layout->strsz = value, has_strsz = true;
 	}
 	if (has_strtab && has_strsz) {
-		uint64_t offset = offset_of_address(image, layout, strtab);
+		uint64_t offset = offset_of_address(image, layout, strtab, &layout->strtab_phdr);
 		if (offset != UINT64_MAX && fits(image, offset, layout->strsz)) {
 			layout->has_strtab = true;
 			layout->strtab_offset = offset;
@@ -210,7 +214,10 @@ static const char *dynamic_string(const struct image *image, const struct layout
 	return memchr(s, '\0', room) ? s : NULL;
 }
 
-static bool is_string_tag(uint64_t tag) { return tag == DT_NEEDED || tag == DT_SONAME || tag == DT_RPATH || tag == DT_RUNPATH; }
+static bool is_string_tag(uint64_t tag)
+{
+	return tag == DT_NEEDED || tag == DT_SONAME || tag == DT_RPATH || tag == DT_RUNPATH;
+}
 
 /* The content of a compact copy: header fields, interpreter and dynamic entries (without
    DT_STRTAB, DT_STRSZ and DT_NULL, which the builder writes), string tags with their text. */
@@ -571,6 +578,7 @@ static void emit_header_lies(struct writer *writer, const struct image *base, co
 	} rows[] = {
 		{ "bad-class", { EI_CLASS, 1 }, 7, ELF_CORPUS_ERROR },
 		{ "bad-data", { EI_DATA, 1 }, 7, ELF_CORPUS_ERROR },
+		{ "bad-version", { EI_VERSION, 1 }, 2, ELF_CORPUS_ERROR },
 		/* e_phoff 0 says "no program header table" while e_phnum says otherwise. */
 		{ "e_phoff-0", EHDR(is64, e_phoff), 0, ELF_CORPUS_ANY },
 		{ "e_phoff-max", EHDR(is64, e_phoff), max_of(EHDR(is64, e_phoff)), ELF_CORPUS_ERROR },
@@ -636,6 +644,12 @@ static void emit_segment_lies(struct writer *writer, const struct image *base, c
 		emit_field(writer, base, "dynamic-size-0", ELF_CORPUS_ANY, at, size, 0);
 		emit_field(writer, base, "dynamic-size-1", ELF_CORPUS_ERROR, at, size, 1);
 	}
+	if (layout->has_strtab) {
+		/* The segment holding the strings claims more than the file has: what is there still reads. */
+		uint64_t at = phdr_at(layout, layout->strtab_phdr);
+		emit_field(writer, base, "strings-segment-beyond", ELF_CORPUS_SAME_FACTS, at, PHDR(is64, p_filesz),
+			   base->size - get(base, at, PHDR(is64, p_offset)) + 0x10000);
+	}
 	if (layout->has_interp) {
 		uint64_t at = phdr_at(layout, layout->interp_phdr);
 		emit_field(writer, base, "interp-offset-beyond", ELF_CORPUS_ERROR, at, PHDR(is64, p_offset), base->size);
@@ -676,7 +690,9 @@ static void emit_dynamic_lies(struct writer *writer, const struct image *base, c
 	struct {
 		uint64_t tag;
 		const char *name;
-	} string_tags[] = { { DT_SONAME, "soname" }, { DT_NEEDED, "needed" }, { DT_RPATH, "rpath" }, { DT_RUNPATH, "runpath" } };
+	} string_tags[] = {
+		{ DT_SONAME, "soname" }, { DT_NEEDED, "needed" }, { DT_RPATH, "rpath" }, { DT_RUNPATH, "runpath" },
+	};
 	bool any_string = false;
 	for (size_t t = 0; t < sizeof(string_tags) / sizeof(string_tags[0]); t++) {
 		size_t i = find_entry(base, layout, string_tags[t].tag);

@@ -24,8 +24,9 @@ struct elf_corpus_file {
 /* Writes the variants of source into folder (which must exist). A source larger than 16 MiB (a
    real library) is first reduced with elf_corpus_write_compact, and the variants are made from that.
    Returns how many files there are, each in (*files)[i] (free them with elf_corpus_free); 0 with
-   *files NULL when the source cannot be read or a file cannot be written. A source that is not an
-   ELF file this generator can walk gets the variants that need no ELF knowledge. */
+   *files NULL when the source cannot be read, is too large and not an ELF file this generator can
+   walk, or a file cannot be written. A small source that is not such an ELF file gets the variants
+   that need no ELF knowledge. */
 size_t elf_corpus_write(const char *source, const char *folder, struct elf_corpus_file **files);
 void elf_corpus_free(struct elf_corpus_file *files, size_t count);
 

@@ -12,6 +12,7 @@
 #include <elf.h>
 #include <link.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,7 +88,8 @@ static const struct standin_row standin_rows[] = {
 	  "libdep_b.so.2|libdep_a.so.1", NULL, "$ORIGIN/../lib:/opt/x", true },
 	/* Linked at 0x200000: DT_STRTAB, an address, is not the string table's file offset. */
 	{ "rpath", "libcudnn.so.9",
-	  "-L%s -Wl,--no-as-needed -l:libdep_a.so.1 -Wl,--disable-new-dtags,-rpath,'${ORIGIN}:$LIB/x' -Wl,-Ttext-segment=0x200000",
+	  "-L%s -Wl,--no-as-needed -l:libdep_a.so.1 -Wl,--disable-new-dtags,-rpath,'${ORIGIN}:$LIB/x' "
+	  "-Wl,-Ttext-segment=0x200000",
 	  "libdep_a.so.1", "${ORIGIN}:$LIB/x", NULL, false },
 };
 
@@ -210,6 +212,80 @@ START_TEST(test_interpreter_of_this_program_is_read)
 }
 END_TEST
 
+/* The program headers of a 64-bit file read whole into data. */
+static Elf64_Phdr *program_headers(char *data, size_t size, size_t *count)
+{
+	Elf64_Ehdr header;
+	ck_assert_uint_ge(size, sizeof(header));
+	memcpy(&header, data, sizeof(header));
+	ck_assert_uint_eq(header.e_ident[EI_CLASS], ELFCLASS64);
+	ck_assert_uint_le(header.e_phoff + header.e_phnum * sizeof(Elf64_Phdr), size);
+	ck_assert_uint_eq(header.e_phoff % 8, 0);
+	*count = header.e_phnum;
+	return (Elf64_Phdr *)(data + header.e_phoff);
+}
+
+static size_t index_of_type(const Elf64_Phdr *phdr, size_t count, uint32_t type)
+{
+	for (size_t i = 0; i < count; i++)
+		if (phdr[i].p_type == type)
+			return i;
+	ck_abort_msg("no program header of type %u", type);
+	return 0;
+}
+
+/* glibc's l_ld is the last PT_DYNAMIC that is not empty: here the real one moved last, a decoy over
+   the code before it and an empty one after it. */
+START_TEST(test_last_nonempty_dynamic_segment_is_the_one_read)
+{
+	const struct standin_row *row = &standin_rows[2];
+	size_t size, count;
+	char *data = read_whole(build_standin(row), &size);
+	Elf64_Phdr *phdr = program_headers(data, size, &count);
+	size_t dynamic = index_of_type(phdr, count, PT_DYNAMIC), stack = index_of_type(phdr, count, PT_GNU_STACK);
+	ck_assert_uint_gt(count, dynamic + 2);
+	ck_assert(phdr[count - 2].p_type != PT_LOAD && phdr[count - 1].p_type != PT_LOAD);
+	Elf64_Phdr real = phdr[dynamic], decoy = real;
+	decoy.p_offset = 0;
+	phdr[dynamic] = decoy;
+	phdr[stack] = phdr[count - 1];
+	phdr[count - 2] = real;
+	phdr[count - 1] = real;
+	phdr[count - 1].p_filesz = phdr[count - 1].p_memsz = 0;
+	char *path = test_format("%s/two-dynamic.so", test_folder());
+	write_whole(path, data, size);
+	struct elf_facts facts;
+	char message[256];
+	ck_assert_msg(elf_read_facts(path, &facts, message, sizeof(message)) == ELF_READER_OK, "%s", message);
+	assert_facts_of_row(&facts, row);
+	elf_facts_free(&facts);
+}
+END_TEST
+
+/* The kernel starts the first PT_INTERP's interpreter; a later one names another file. */
+START_TEST(test_first_interpreter_is_the_one_read)
+{
+	size_t size, count;
+	char *data = read_whole("/proc/self/exe", &size);
+	Elf64_Phdr *phdr = program_headers(data, size, &count);
+	size_t interp = index_of_type(phdr, count, PT_INTERP), note = index_of_type(phdr, count, PT_NOTE);
+	ck_assert_uint_gt(note, interp);
+	const char *name = data + phdr[interp].p_offset;
+	const char *slash = strrchr(name, '/');
+	ck_assert_ptr_nonnull(slash);
+	phdr[note] = phdr[interp];
+	phdr[note].p_offset += (uint64_t)(slash - name);
+	phdr[note].p_filesz -= (uint64_t)(slash - name);
+	char *path = test_format("%s/two-interp", test_folder());
+	write_whole(path, data, size);
+	struct elf_facts facts;
+	char message[256];
+	ck_assert_msg(elf_read_facts(path, &facts, message, sizeof(message)) == ELF_READER_OK, "%s", message);
+	assert_string("interp", facts.interp, name);
+	elf_facts_free(&facts);
+}
+END_TEST
+
 START_TEST(test_corpus_of_a_standin_gives_errors_or_valid_facts)
 {
 	ck_assert_uint_ge(elf_check_corpus(build_standin(&standin_rows[2])), 80);
@@ -261,6 +337,7 @@ static const struct error_row error_rows[] = {
 	{ "truncated-64", ELF_READER_MALFORMED, "program headers" },
 	{ "bad-class", ELF_READER_MALFORMED, "class" },
 	{ "bad-data", ELF_READER_MALFORMED, "data encoding" },
+	{ "bad-version", ELF_READER_MALFORMED, "version 2" },
 	/* e_phoff 0 means "no table" while e_phnum counts one: neither can be believed. */
 	{ "e_phoff-0", ELF_READER_MALFORMED, "e_phoff is 0" },
 	{ "e_phoff-max", ELF_READER_MALFORMED, "program headers" },
@@ -455,7 +532,8 @@ START_TEST(test_compatibility_follows_the_loader)
 	char message[256];
 	ck_assert_msg(elf_read_facts(path, &facts, message, sizeof(message)) == ELF_READER_OK, "%s: %s", row->name, message);
 	struct elf_host host = elf_host_of_this_process();
-	ck_assert_msg(elf_is_compatible(&facts, &host) == row->compatible, "%s: compatible is %d", row->name, !row->compatible);
+	ck_assert_msg(elf_is_compatible(&facts, &host) == row->compatible, "%s: compatible is %d", row->name,
+		      !row->compatible);
 	elf_facts_free(&facts);
 }
 END_TEST
@@ -559,6 +637,8 @@ int main(void)
 	tcase_add_loop_test(tc, test_standin_facts_read_back_exactly, 0, sizeof(standin_rows) / sizeof(standin_rows[0]));
 	tcase_add_test(tc, test_facts_do_not_depend_on_section_headers);
 	tcase_add_test(tc, test_interpreter_of_this_program_is_read);
+	tcase_add_test(tc, test_last_nonempty_dynamic_segment_is_the_one_read);
+	tcase_add_test(tc, test_first_interpreter_is_the_one_read);
 	tcase_add_test(tc, test_corpus_of_a_standin_gives_errors_or_valid_facts);
 	tcase_add_test(tc, test_corpus_of_this_program_gives_errors_or_valid_facts);
 	tcase_add_loop_test(tc, test_broken_file_gives_the_error_that_names_it, 0, sizeof(error_rows) / sizeof(error_rows[0]));

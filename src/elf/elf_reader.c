@@ -301,7 +301,7 @@ static enum elf_reader_error read_segments(struct reader *reader, struct elf_fac
 }
 
 /* What libelf is not asked to judge: the file is a regular file, holds an ELF identification of a
-   class and encoding that exist, and a whole ELF header. */
+   class, encoding and version that exist, and a whole ELF header. */
 static enum elf_reader_error check_identification(struct reader *reader, unsigned char *elf_class)
 {
 	unsigned char ident[EI_NIDENT];
@@ -325,6 +325,9 @@ static enum elf_reader_error check_identification(struct reader *reader, unsigne
 		return fail(reader, ELF_READER_MALFORMED, "unknown ELF class %u", ident[EI_CLASS]);
 	if (ident[EI_DATA] != ELFDATA2LSB && ident[EI_DATA] != ELFDATA2MSB)
 		return fail(reader, ELF_READER_MALFORMED, "unknown ELF data encoding %u", ident[EI_DATA]);
+	/* The loader refuses any other version, and libelf does not take the file for ELF. */
+	if (ident[EI_VERSION] != EV_CURRENT)
+		return fail(reader, ELF_READER_MALFORMED, "ELF identification version %u, not %u", ident[EI_VERSION], EV_CURRENT);
 	size_t header_size = ident[EI_CLASS] == ELFCLASS32 ? sizeof(Elf32_Ehdr) : sizeof(Elf64_Ehdr);
 	if (reader->file_size < header_size)
 		return fail(reader, ELF_READER_MALFORMED, "truncated ELF header (%llu bytes)",

@@ -73,11 +73,20 @@ int dst_expand_search_path(const char *list, const char *origin, const char *lib
 	static const char *const names[3] = { "ORIGIN", "LIB", "PLATFORM" };
 	const char *values[3] = { origin, lib, platform };
 	size_t count = 0;
+	if (list && !list[0])
+		return 0; /* an empty RPATH or RUNPATH names no folder at all */
 	for (const char *s = list; s;) {
 		const char *end = strchr(s, ':');
 		size_t length = end ? (size_t)(end - s) : strlen(s);
 		bool dropped = false;
 		char *expanded = expand_element(s, length, names, values, &dropped);
+		if (expanded && length && !expanded[0]) {
+			/* Tokens that expand to nothing leave no element (glibc drops it), unlike an
+			   element written empty. */
+			free(expanded);
+			expanded = NULL;
+			dropped = true;
+		}
 		if (!expanded && !dropped) {
 			for (size_t i = 0; i < count && i < capacity; i++)
 				free(elements[i]);

@@ -7,8 +7,8 @@
 /* Expands the tokens in one search-path list (an RPATH or RUNPATH value, ':'-separated) by glibc's
    rules: $ORIGIN and ${ORIGIN} become origin, $LIB and ${LIB} lib, $PLATFORM and ${PLATFORM}
    platform. A '$' that starts no known token stays literal ($ORIGINX is not $ORIGIN); an element
-   whose known token has no value (NULL) is dropped; an empty element stays (the loader reads it
-   as the current folder). Stores up to capacity expanded elements, each a malloc'd string the
+   whose known token has no value (NULL), or that expands to nothing, is dropped; an element written
+   empty stays (the loader reads it as the current folder); an empty list has no element. Stores up to capacity expanded elements, each a malloc'd string the
    caller frees; returns how many there are in all, or -1 when memory runs out. */
 int dst_expand_search_path(const char *list, const char *origin, const char *lib, const char *platform,
 			   char **elements, size_t capacity);

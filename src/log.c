@@ -57,8 +57,8 @@ bool log_open_event_file(const char *path)
 {
 	int fd = platform_open_append(path);
 	if (fd < 0) {
-		log_message(LOG_ERROR, "NVINTERPOSE_LOG_FILE='%s' cannot be opened for appending: %s; no event log",
-			    path, strerror(errno));
+		log_message(LOG_ERROR, "NVINTERPOSE_LOG_FILE='%s' cannot be opened for appending: %s; no event log", path,
+			    errno == EINVAL ? "not a regular file" : strerror(errno));
 		return false;
 	}
 	int old = atomic_exchange(&event_fd, fd);

@@ -29,7 +29,8 @@ void platform_free_names(char **names, int count);
 
 /* Opens path for appending, creating it when missing: each write lands whole at the end of the
    file, also when other processes append to it (O_APPEND; FILE_APPEND_DATA on Windows). A file
-   descriptor for write(2) and close(2), or -1 with errno. */
+   descriptor for write(2) and close(2), or -1 with errno (EINVAL: not a regular file, which a
+   FIFO, a pipe, a socket or a device would be: they can block or kill the host process). */
 int platform_open_append(const char *path);
 
 /* Seconds and microseconds since 1970, for the event log. */

@@ -63,6 +63,21 @@ START_TEST(test_unwritable_log_file_is_reported_and_the_program_goes_on)
 }
 END_TEST
 
+START_TEST(test_fifo_log_file_is_refused_without_blocking)
+{
+	/* A FIFO would block the process in its constructor until a reader came, and a pipe whose
+	   reader went would kill it with SIGPIPE: the event log must be a regular file. */
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	char *fifo = test_format("%s/events.fifo", wheel.root);
+	ck_assert_int_eq(mkfifo(fifo, 0644), 0);
+	const char *env[] = { standin_preload(), test_format("NVINTERPOSE_LOG_FILE=%s", fifo), NULL };
+	struct test_run run = test_probe(env, test_format("call %s nvrtc_like_compile", wheel.nvrtc));
+	ck_assert_msg(run.status != 137, "blocked on the FIFO: %s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("NVINTERPOSE_LOG_FILE='%s' cannot be opened for appending: not a regular file", fifo)), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "call nvrtc_like_compile: 42"), "%s", run.output);
+}
+END_TEST
+
 START_TEST(test_garbage_file_with_the_dependents_name_is_skipped)
 {
 	/* The folder beside NVRTC holds a text file named like the builtins: skipped (with a message at
@@ -130,6 +145,7 @@ int main(void)
 	tcase_add_test(tc, test_bogus_log_level_is_reported);
 	tcase_add_test(tc, test_bad_path_entries_are_reported_and_good_ones_kept);
 	tcase_add_test(tc, test_unwritable_log_file_is_reported_and_the_program_goes_on);
+	tcase_add_test(tc, test_fifo_log_file_is_refused_without_blocking);
 	tcase_add_test(tc, test_garbage_file_with_the_dependents_name_is_skipped);
 	tcase_add_test(tc, test_foreign_machine_library_with_the_right_name_is_skipped);
 	tcase_add_test(tc, test_fifo_with_the_dependents_name_does_not_block);

@@ -128,6 +128,15 @@ START_TEST(test_cudnn_sub_library_comes_from_the_parents_folder_under_coherent)
 }
 END_TEST
 
+START_TEST(test_errno_is_kept_on_a_repeated_load_under_coherent)
+{
+	struct mixed m = make_mixed(true);
+	struct test_run run = run_policy(&m, "coherent", test_format("open %s call %s cusparse_value errno libnvJitLink.so.12 errno libnvJitLink.so.12",
+								    m.system_nvjitlink, m.cusparse_lib), NULL);
+	ck_assert_msg(test_count(run.output, "errno libnvJitLink.so.12: loaded, errno EDOM kept") == 2, "%s", run.output);
+}
+END_TEST
+
 START_TEST(test_coherent_never_redirects_the_driver)
 {
 	struct standin_wheel wheel = standin_nvrtc_wheel(1);
@@ -148,6 +157,7 @@ int main(void)
 	tcase_add_test(tc, test_coherent_takes_nvjitlink_from_the_sibling_wheel);
 	tcase_add_test(tc, test_coherent_keeps_first_loaded_and_reports_the_mixed_origin);
 	tcase_add_test(tc, test_cudnn_sub_library_comes_from_the_parents_folder_under_coherent);
+	tcase_add_test(tc, test_errno_is_kept_on_a_repeated_load_under_coherent);
 	tcase_add_test(tc, test_coherent_never_redirects_the_driver);
 	suite_add_tcase(suite, tc);
 	return test_main(suite);

@@ -114,6 +114,24 @@ START_TEST(test_runpath_that_covers_the_dependency_needs_no_help)
 }
 END_TEST
 
+START_TEST(test_rtld_now_binds_what_the_runtime_supplies)
+{
+	/* The supplied nvJitLink references a function nobody defines. The plain loader, finding that
+	   file itself, refuses it under RTLD_NOW; so the runtime must not load the parent with it: the
+	   call fails, with the loader's own message for what it could not do. RTLD_LAZY loads. */
+	struct wheels w = make_wheels();
+	test_build_library("unresolved.c", w.nvjitlink_lib, "libnvJitLink.so.12", "");
+	const char *env[] = { standin_preload(), NULL };
+	const char *plain_env[] = { test_format("LD_LIBRARY_PATH=%s", w.nvjitlink), NULL };
+	struct test_run plain = test_probe(plain_env, test_format("open:now %s", w.cusparse_lib));
+	ck_assert_msg(test_contains(plain.output, "undefined symbol: missing_function"), "%s", plain.output);
+	struct test_run run = test_probe(env, test_format("open:now %s", w.cusparse_lib));
+	ck_assert_msg(test_contains(run.output, test_format("open %s: error: ", w.cusparse_lib)), "%s", run.output);
+	run = test_probe(env, test_format("open:lazy %s", w.cusparse_lib));
+	ck_assert_msg(test_contains(run.output, test_format("open %s: %s\n", w.cusparse_lib, w.cusparse_lib)), "%s", run.output);
+}
+END_TEST
+
 START_TEST(test_deepbind_load_is_left_alone)
 {
 	struct wheels w = make_wheels();
@@ -142,6 +160,7 @@ int main(void)
 	tcase_add_test(tc, test_dependencies_load_leaves_first);
 	tcase_add_test(tc, test_dependency_cycle_ends);
 	tcase_add_test(tc, test_runpath_that_covers_the_dependency_needs_no_help);
+	tcase_add_test(tc, test_rtld_now_binds_what_the_runtime_supplies);
 	tcase_add_test(tc, test_deepbind_load_is_left_alone);
 	tcase_add_test(tc, test_policy_off_leaves_dt_needed_alone);
 	suite_add_tcase(suite, tc);

@@ -231,6 +231,36 @@ START_TEST(test_already_loaded_builtins_are_reused)
 }
 END_TEST
 
+START_TEST(test_a_dependent_unloaded_and_asked_for_again_is_found_again)
+{
+	/* The builtins come from the origin, are unloaded, and asked for again: the index must not go on
+	   believing them loaded (and leave the call to a loader that cannot find them). */
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	char *other = test_format("%s/libcublas.so.12", wheel.root);
+	test_build_library("value.c", other, "libcublas.so.12", "-DVALUE_SYMBOL=cublas_value");
+	const char *env[] = { standin_preload(), NULL };
+	struct test_run run = test_probe(env, test_format("call %s nvrtc_like_compile open %s call %s nvrtc_like_release maps libnvrtc-builtins call %s nvrtc_like_compile",
+							 wheel.nvrtc, other, wheel.nvrtc, wheel.nvrtc));
+	ck_assert_msg(test_contains(run.output, "call nvrtc_like_release: 0"), "%s", run.output);
+	const char *first = strstr(run.output, "call nvrtc_like_compile: 42");
+	ck_assert_msg(first && !strstr(run.output, "maps: "), "the builtins were unloaded: %s", run.output);
+	ck_assert_msg(strstr(first + 1, "call nvrtc_like_compile: 42"), "found again: %s", run.output);
+}
+END_TEST
+
+START_TEST(test_long_ld_library_path_still_gets_help)
+{
+	/* 400 folders on LD_LIBRARY_PATH: the caller's search list is long, not a reason to give up. */
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	char *path = test_format("%s", "");
+	for (int i = 0; i < 400; i++)
+		path = test_format("%s%s%s/missing-folder-%03d", path, i ? ":" : "", wheel.root, i);
+	const char *env[] = { standin_preload(), test_format("LD_LIBRARY_PATH=%s", path), NULL };
+	struct test_run run = test_probe(env, test_format("call %s nvrtc_like_compile", wheel.nvrtc));
+	ck_assert_msg(test_contains(run.output, "call nvrtc_like_compile: 42"), "%s", run.output);
+}
+END_TEST
+
 START_TEST(test_api_client_linked_directly_gets_the_hooks)
 {
 	struct standin_wheel wheel = standin_nvrtc_wheel(1);
@@ -262,6 +292,8 @@ int main(void)
 	tcase_add_test(tc, test_nvinterpose_path_supplies_the_dependent);
 	tcase_add_test(tc, test_loader_own_search_wins_over_origins);
 	tcase_add_test(tc, test_already_loaded_builtins_are_reused);
+	tcase_add_test(tc, test_a_dependent_unloaded_and_asked_for_again_is_found_again);
+	tcase_add_test(tc, test_long_ld_library_path_still_gets_help);
 	tcase_add_test(tc, test_api_client_linked_directly_gets_the_hooks);
 	suite_add_tcase(suite, tc);
 	return test_main(suite);

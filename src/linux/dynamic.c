@@ -135,19 +135,34 @@ static bool in_file(const struct view *view, ElfW(Off) offset, ElfW(Xword) lengt
 	return offset <= view->size && length <= view->size - offset;
 }
 
+/* Program header i and dynamic entry i, copied out: the file need not align them. */
+static ElfW(Phdr) phdr_at(const struct view *view, ElfW(Off) phoff, size_t i)
+{
+	ElfW(Phdr) phdr;
+	memcpy(&phdr, view->data + phoff + i * sizeof(phdr), sizeof(phdr));
+	return phdr;
+}
+
+static ElfW(Dyn) dyn_at(const struct view *view, ElfW(Off) offset, size_t i)
+{
+	ElfW(Dyn) dyn;
+	memcpy(&dyn, view->data + offset + i * sizeof(dyn), sizeof(dyn));
+	return dyn;
+}
+
 /* The file offset of a virtual address, through the PT_LOAD segment that holds it; the length
    available from there within both the segment's file image and the file. */
-static bool file_offset_of(const struct view *view, const ElfW(Phdr) *phdr, size_t phnum, ElfW(Addr) address,
-			   ElfW(Off) *offset, ElfW(Xword) *available)
+static bool file_offset_of(const struct view *view, ElfW(Off) phoff, size_t phnum, ElfW(Addr) address, ElfW(Off) *offset,
+			   ElfW(Xword) *available)
 {
 	for (size_t i = 0; i < phnum; i++) {
-		const ElfW(Phdr) *load = &phdr[i];
-		if (load->p_type != PT_LOAD || address < load->p_vaddr || address - load->p_vaddr >= load->p_filesz)
+		ElfW(Phdr) load = phdr_at(view, phoff, i);
+		if (load.p_type != PT_LOAD || address < load.p_vaddr || address - load.p_vaddr >= load.p_filesz)
 			continue;
-		*offset = load->p_offset + (address - load->p_vaddr);
-		if (*offset < load->p_offset || !in_file(view, *offset, 0))
+		*offset = load.p_offset + (address - load.p_vaddr);
+		if (*offset < load.p_offset || !in_file(view, *offset, 0))
 			return false;
-		ElfW(Xword) in_segment = load->p_filesz - (address - load->p_vaddr);
+		ElfW(Xword) in_segment = load.p_filesz - (address - load.p_vaddr);
 		ElfW(Xword) in_view = view->size - *offset;
 		*available = in_segment < in_view ? in_segment : in_view;
 		return true;
@@ -169,13 +184,12 @@ static int keep_string(struct dynamic_file *file, const char *start, size_t limi
 	return 0;
 }
 
-static int read_dynamic(const struct view *view, const ElfW(Phdr) *phdr, size_t phnum, const ElfW(Phdr) *dynamic_header,
+static int read_dynamic(const struct view *view, ElfW(Off) phoff, size_t phnum, const ElfW(Phdr) *dynamic_header,
 			struct dynamic_file *file)
 {
-	if (!in_file(view, dynamic_header->p_offset, dynamic_header->p_filesz) ||
-	    dynamic_header->p_offset % sizeof(ElfW(Addr)) != 0)
+	if (!in_file(view, dynamic_header->p_offset, dynamic_header->p_filesz))
 		return -ENOEXEC;
-	const ElfW(Dyn) *dynamic = (const ElfW(Dyn) *)(view->data + dynamic_header->p_offset);
+	ElfW(Off) base = dynamic_header->p_offset;
 	size_t entries = dynamic_header->p_filesz / sizeof(ElfW(Dyn));
 	ElfW(Addr) strtab = 0;
 	ElfW(Xword) strsz = 0;
@@ -184,14 +198,15 @@ static int read_dynamic(const struct view *view, const ElfW(Phdr) *phdr, size_t 
 	bool have_soname = false, have_rpath = false, have_runpath = false;
 	size_t needed_count = 0;
 	size_t i = 0;
-	for (; i < entries && dynamic[i].d_tag != DT_NULL; i++) {
-		switch (dynamic[i].d_tag) {
-		case DT_STRTAB: strtab = dynamic[i].d_un.d_ptr; have_strtab = true; break;
-		case DT_STRSZ: strsz = dynamic[i].d_un.d_val; break;
-		case DT_SONAME: soname = dynamic[i].d_un.d_val; have_soname = true; break;
-		case DT_RPATH: rpath = dynamic[i].d_un.d_val; have_rpath = true; break;
-		case DT_RUNPATH: runpath = dynamic[i].d_un.d_val; have_runpath = true; break;
-		case DT_FLAGS_1: file->nodeflib = (dynamic[i].d_un.d_val & DF_1_NODEFLIB) != 0; break;
+	/* As the loader reads it: up to DT_NULL, and a repeated tag's last value counts. */
+	for (ElfW(Dyn) dyn; i < entries && (dyn = dyn_at(view, base, i)).d_tag != DT_NULL; i++) {
+		switch (dyn.d_tag) {
+		case DT_STRTAB: strtab = dyn.d_un.d_ptr; have_strtab = true; break;
+		case DT_STRSZ: strsz = dyn.d_un.d_val; break;
+		case DT_SONAME: soname = dyn.d_un.d_val; have_soname = true; break;
+		case DT_RPATH: rpath = dyn.d_un.d_val; have_rpath = true; break;
+		case DT_RUNPATH: runpath = dyn.d_un.d_val; have_runpath = true; break;
+		case DT_FLAGS_1: file->nodeflib = (dyn.d_un.d_val & DF_1_NODEFLIB) != 0; break;
 		case DT_NEEDED: needed_count++; break;
 		}
 	}
@@ -205,7 +220,7 @@ static int read_dynamic(const struct view *view, const ElfW(Phdr) *phdr, size_t 
 		return -E2BIG;
 	ElfW(Off) offset;
 	ElfW(Xword) available;
-	if (!have_strtab || !file_offset_of(view, phdr, phnum, strtab, &offset, &available) || strsz > available)
+	if (!have_strtab || !file_offset_of(view, phoff, phnum, strtab, &offset, &available) || strsz > available)
 		return -ENOEXEC;
 	const char *strings = (const char *)view->data + offset;
 	int error = 0;
@@ -217,9 +232,13 @@ static int read_dynamic(const struct view *view, const ElfW(Phdr) *phdr, size_t 
 		return error;
 	if (have_runpath && KEEP(runpath, &file->runpath))
 		return error;
-	for (i = 0; dynamic[i].d_tag != DT_NULL; i++)
-		if (dynamic[i].d_tag == DT_NEEDED && KEEP(dynamic[i].d_un.d_val, &file->needed[file->needed_count++]))
+	for (i = 0; i < entries; i++) {
+		ElfW(Dyn) dyn = dyn_at(view, base, i);
+		if (dyn.d_tag == DT_NULL)
+			break;
+		if (dyn.d_tag == DT_NEEDED && KEEP(dyn.d_un.d_val, &file->needed[file->needed_count++]))
 			return error;
+	}
 #undef KEEP
 	return 0;
 }
@@ -240,33 +259,39 @@ int dynamic_read_file(const char *path, struct dynamic_file *file)
 	if (data == MAP_FAILED)
 		return -errno;
 	struct view view = { data, (size_t)st.st_size };
-	const ElfW(Ehdr) *header = data;
+	ElfW(Ehdr) header;
+	memcpy(&header, data, sizeof(header));
 	int error = -ENOEXEC;
-	if (memcmp(header->e_ident, ELFMAG, SELFMAG) != 0)
+	if (memcmp(header.e_ident, ELFMAG, SELFMAG) != 0)
 		goto out;
-	file->elf_class = header->e_ident[EI_CLASS];
-	file->data = header->e_ident[EI_DATA];
-	file->osabi = header->e_ident[EI_OSABI];
-	if (!is_own_class(header))
+	file->elf_class = header.e_ident[EI_CLASS];
+	file->data = header.e_ident[EI_DATA];
+	file->osabi = header.e_ident[EI_OSABI];
+	if (!is_own_class(&header) || header.e_ident[EI_VERSION] != EV_CURRENT)
 		goto out;
-	file->machine = header->e_machine;
-	file->type = header->e_type;
-	size_t phnum = header->e_phnum;
-	if (phnum && (header->e_phentsize != sizeof(ElfW(Phdr)) || header->e_phoff % sizeof(ElfW(Addr)) != 0 ||
-		      !in_file(&view, header->e_phoff, (ElfW(Xword))phnum * sizeof(ElfW(Phdr)))))
+	file->machine = header.e_machine;
+	file->type = header.e_type;
+	size_t phnum = header.e_phnum;
+	if (phnum && (header.e_phentsize != sizeof(ElfW(Phdr)) || header.e_phoff == 0 ||
+		      !in_file(&view, header.e_phoff, (ElfW(Xword))phnum * sizeof(ElfW(Phdr)))))
 		goto out;
-	const ElfW(Phdr) *phdr = (const ElfW(Phdr) *)(view.data + header->e_phoff);
+	/* The kernel starts the first PT_INTERP; the loader uses the last PT_DYNAMIC that has contents
+	   (debuginfo files carry empty ones). */
+	ElfW(Phdr) dynamic = { .p_type = PT_NULL };
 	error = 0;
 	for (size_t i = 0; i < phnum && !error; i++) {
-		if (phdr[i].p_type == PT_INTERP) {
-			if (!in_file(&view, phdr[i].p_offset, phdr[i].p_filesz) || phdr[i].p_filesz == 0)
+		ElfW(Phdr) phdr = phdr_at(&view, header.e_phoff, i);
+		if (phdr.p_type == PT_INTERP && !file->interp) {
+			if (!in_file(&view, phdr.p_offset, phdr.p_filesz) || phdr.p_filesz == 0)
 				error = -ENOEXEC;
 			else
-				error = keep_string(file, (const char *)view.data + phdr[i].p_offset, phdr[i].p_filesz, &file->interp);
-		} else if (phdr[i].p_type == PT_DYNAMIC && !file->has_dynamic) {
-			error = read_dynamic(&view, phdr, phnum, &phdr[i], file);
+				error = keep_string(file, (const char *)view.data + phdr.p_offset, phdr.p_filesz, &file->interp);
+		} else if (phdr.p_type == PT_DYNAMIC && phdr.p_filesz > 0) {
+			dynamic = phdr;
 		}
 	}
+	if (!error && dynamic.p_type == PT_DYNAMIC)
+		error = read_dynamic(&view, header.e_phoff, phnum, &dynamic, file);
 out:
 	munmap(data, view.size);
 	return error;

@@ -1,7 +1,10 @@
 /* The loaded-objects index. Entries are appended, never removed (a reloaded library reuses its
-   entry), so readers need no lock; a per-entry flag says whether the object is loaded now. One
-   thread at a time rebuilds the flags; another thread arriving meanwhile keeps the last answer,
-   which the front treats as a hint only (a stale "loaded" leaves the call to the plain loader). */
+   entry), so readers need no lock; each entry carries the generation of the last scan that saw it
+   loaded. A sync is one dl_iterate_phdr call: its first callback compares the loader's adds/subs
+   counters with the last scan's and stops there when nothing changed; otherwise the same call
+   scans every object. All index writes happen inside those callbacks, where the loader's list
+   lock serializes them, so the runtime takes no lock of its own around the loader's (the order is
+   always the loader's lock first). Origins are registered after the call returns, outside it. */
 #define _GNU_SOURCE
 #include "loaded.h"
 
@@ -10,6 +13,7 @@
 #include "log.h"
 #include "registry.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <link.h>
 #include <pthread.h>
@@ -34,26 +38,50 @@ static _Atomic size_t entry_count;
 static char text[LOADED_TEXT_BYTES];
 static size_t text_used;
 static _Atomic unsigned long long seen_adds = (unsigned long long)-1, seen_subs = (unsigned long long)-1;
-static _Atomic unsigned long current_generation;
-static atomic_flag syncing = ATOMIC_FLAG_INIT;
+static _Atomic unsigned long scan_generation;    /* the last scan started */
+static _Atomic unsigned long current_generation; /* the newest scan finished */
 static atomic_flag full_reported = ATOMIC_FLAG_INIT;
 
-static void take_sync_lock(void)
+/* Forks: glibc's fork does not reset the loader's list lock in the child, so a fork while a thread
+   is inside the runtime's dl_iterate_phdr would leave the child unable to load anything. A fork
+   announces itself and waits for the syncs in flight; syncs that start meanwhile wait for it. */
+static _Atomic int syncs_in_flight;
+static _Atomic bool fork_pending;
+
+static void enter_sync(void)
 {
-	while (atomic_flag_test_and_set_explicit(&syncing, memory_order_acquire))
+	for (;;) {
+		atomic_fetch_add(&syncs_in_flight, 1);
+		if (!atomic_load(&fork_pending))
+			return;
+		atomic_fetch_sub(&syncs_in_flight, 1);
+		while (atomic_load(&fork_pending))
+			sched_yield();
+	}
+}
+
+static void leave_sync(void) { atomic_fetch_sub(&syncs_in_flight, 1); }
+
+static void before_fork(void)
+{
+	atomic_store(&fork_pending, true);
+	while (atomic_load(&syncs_in_flight) > 0)
 		sched_yield();
 }
 
-static void release_sync_lock(void) { atomic_flag_clear_explicit(&syncing, memory_order_release); }
+static void after_fork_in_parent(void) { atomic_store(&fork_pending, false); }
 
-/* A sync runs dl_iterate_phdr, which holds the loader's list lock; glibc's fork does not reset that
-   lock in the child, so a fork during a sync would leave the child unable to load anything. Forks
-   wait for the sync in progress, and the child starts with the lock free. */
+static void after_fork_in_child(void)
+{
+	atomic_store(&syncs_in_flight, 0);
+	atomic_store(&fork_pending, false);
+}
+
 void loaded_init(void)
 {
 	static atomic_flag done = ATOMIC_FLAG_INIT;
 	if (!atomic_flag_test_and_set(&done))
-		pthread_atfork(take_sync_lock, release_sync_lock, release_sync_lock);
+		pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
 }
 
 bool loaded_folder_of(const char *path, char *folder, size_t size)
@@ -78,10 +106,27 @@ bool loaded_folder_of(const char *path, char *folder, size_t size)
 	return true;
 }
 
+/* path, or (relative) path against the working folder, in buffer. */
+static const char *absolute_path(const char *path, char *buffer, size_t size)
+{
+	if (path[0] == '/')
+		return path;
+	if (!loaded_folder_of(path, buffer, size))
+		return NULL;
+	size_t used = strlen(buffer);
+	const char *base = libnames_basename(path);
+	if (used + 1 + strlen(base) >= size)
+		return NULL;
+	buffer[used] = '/';
+	strcpy(buffer + used + 1, base);
+	return buffer;
+}
+
 struct scan {
+	bool first;
+	bool changed;
 	unsigned long generation;
 	unsigned long long adds, subs;
-	bool first;
 };
 
 static struct entry *find_entry(const char *path, const char *soname, size_t n)
@@ -115,9 +160,10 @@ static struct entry *append_entry(int family, const char *path, const char *sona
 	return entry;
 }
 
-static void register_origin(const struct loaded_object *object)
+static void register_origin(const struct entry *entry)
 {
 	char folder[PATH_MAX];
+	const struct loaded_object *object = &entry->object;
 	if (!loaded_folder_of(object->path, folder, sizeof(folder)))
 		return;
 	const char *family = libnames[object->family].family;
@@ -129,23 +175,27 @@ static void register_origin(const struct loaded_object *object)
 	case REGISTRY_KNOWN:
 		break;
 	case REGISTRY_ERROR:
-		log_message(LOG_WARN, "%s loaded from %s: cannot register the folder: %m", family, folder);
+		log_message(LOG_WARN, "%s loaded from %s: cannot register the folder: %s", family, folder, strerror(errno));
 		break;
 	}
 }
 
-/* Runs with the loader's list lock held: no allocation, no loader calls. */
+/* Runs with the loader's list lock held: no allocation, no loader calls, no logging. */
 static int scan_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct scan *scan = arg;
 	(void)size;
 	if (scan->first) {
+		scan->first = false;
 		scan->adds = info->dlpi_adds;
 		scan->subs = info->dlpi_subs;
-		scan->first = false;
+		if (scan->adds == atomic_load(&seen_adds) && scan->subs == atomic_load(&seen_subs))
+			return 1; /* nothing loaded or unloaded since the last scan */
+		scan->changed = true;
+		scan->generation = atomic_fetch_add(&scan_generation, 1) + 1;
 	}
 	if (!info->dlpi_name || !info->dlpi_name[0])
-		return 0; /* the main program and the vDSO */
+		return 0; /* the main program */
 	struct dynamic_facts facts;
 	dynamic_read_loaded(info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, &facts);
 	const char *base = libnames_basename(info->dlpi_name);
@@ -155,62 +205,44 @@ static int scan_object(struct dl_phdr_info *info, size_t size, void *arg)
 	if (family < 0)
 		return 0;
 	const char *soname = facts.soname ? facts.soname : base;
-	char absolute[PATH_MAX];
-	const char *path = info->dlpi_name;
-	if (path[0] != '/') {
-		char folder[PATH_MAX];
-		if (!loaded_folder_of(path, folder, sizeof(folder)) ||
-		    snprintf(absolute, sizeof(absolute), "%s/%s", folder, base) >= (int)sizeof(absolute))
-			return 0;
-		path = absolute;
-	}
+	char buffer[PATH_MAX];
+	const char *path = absolute_path(info->dlpi_name, buffer, sizeof(buffer));
+	if (!path)
+		return 0;
 	size_t n = atomic_load_explicit(&entry_count, memory_order_acquire);
 	struct entry *entry = find_entry(path, soname, n);
 	if (!entry)
 		entry = append_entry(family, path, soname, &facts);
 	if (!entry)
 		return 0;
-	for (int i = 0; i < info->dlpi_phnum; i++)
-		if (info->dlpi_phdr[i].p_type == PT_LOAD) {
-			entry->object.address = (const void *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
-			break;
-		}
 	atomic_store_explicit(&entry->generation, scan->generation, memory_order_release);
-	register_origin(&entry->object);
 	return 0;
 }
 
-static int read_counters(struct dl_phdr_info *info, size_t size, void *arg)
+void loaded_sync(void)
 {
-	unsigned long long *counters = arg;
-	(void)size;
-	counters[0] = info->dlpi_adds;
-	counters[1] = info->dlpi_subs;
-	return 1;
+	struct scan scan = { .first = true };
+	enter_sync();
+	dl_iterate_phdr(scan_object, &scan);
+	leave_sync();
+	if (!scan.changed)
+		return;
+	/* Publish: generations only grow, so a scan that finishes late cannot hide a newer one. */
+	unsigned long current = atomic_load(&current_generation);
+	while (current < scan.generation && !atomic_compare_exchange_weak(&current_generation, &current, scan.generation))
+		;
+	atomic_store(&seen_adds, scan.adds);
+	atomic_store(&seen_subs, scan.subs);
+	size_t n = atomic_load_explicit(&entry_count, memory_order_acquire);
+	for (size_t i = 0; i < n; i++)
+		if (atomic_load(&entries[i].generation) == scan.generation)
+			register_origin(&entries[i]);
 }
 
-void loaded_sync(bool wait)
-{
-	if (wait)
-		take_sync_lock();
-	else if (atomic_flag_test_and_set_explicit(&syncing, memory_order_acquire))
-		return; /* another thread is bringing it up to date now */
-	unsigned long long counters[2] = { 0, 0 };
-	dl_iterate_phdr(read_counters, counters);
-	if (counters[0] != atomic_load_explicit(&seen_adds, memory_order_relaxed) ||
-	    counters[1] != atomic_load_explicit(&seen_subs, memory_order_relaxed)) {
-		struct scan scan = { .generation = atomic_load(&current_generation) + 1, .first = true };
-		dl_iterate_phdr(scan_object, &scan);
-		atomic_store_explicit(&current_generation, scan.generation, memory_order_release);
-		atomic_store_explicit(&seen_adds, scan.adds, memory_order_relaxed);
-		atomic_store_explicit(&seen_subs, scan.subs, memory_order_relaxed);
-	}
-	release_sync_lock();
-}
-
+/* Seen by the newest finished scan, or by one still running (which has not published yet). */
 static bool is_loaded(const struct entry *entry)
 {
-	return atomic_load_explicit(&entry->generation, memory_order_acquire) ==
+	return atomic_load_explicit(&entry->generation, memory_order_acquire) >=
 	       atomic_load_explicit(&current_generation, memory_order_acquire);
 }
 
@@ -226,14 +258,9 @@ bool loaded_has_soname(const char *soname)
 
 bool loaded_has_path(const char *path)
 {
-	char absolute[PATH_MAX];
-	if (path[0] != '/') {
-		char folder[PATH_MAX];
-		if (!loaded_folder_of(path, folder, sizeof(folder)) ||
-		    snprintf(absolute, sizeof(absolute), "%s/%s", folder, libnames_basename(path)) >= (int)sizeof(absolute))
-			return false;
-		path = absolute;
-	}
+	char buffer[PATH_MAX];
+	if (!(path = absolute_path(path, buffer, sizeof(buffer))))
+		return false;
 	/* Entries share long folder prefixes: their basenames tell them apart sooner. */
 	const char *base = libnames_basename(path);
 	size_t length = strlen(base);

@@ -13,7 +13,6 @@ struct loaded_object {
 	int family;
 	char soname[LOADED_SONAME_MAX]; /* DT_SONAME, or the basename when it has none */
 	const char *path;               /* as loaded (what $ORIGIN means), made absolute */
-	const void *address;            /* inside the object, as of the last sync (for dladdr1) */
 	bool has_runpath;
 	bool has_rpath;
 };
@@ -21,12 +20,12 @@ struct loaded_object {
 void loaded_init(void);
 
 /* Brings the index up to date when objects were added or removed since the last call (a single
-   dl_iterate_phdr step when nothing changed) and registers the origins of new NVIDIA objects.
-   Without wait, a thread that finds another one syncing goes on with the index as it is (a hint);
-   with wait, it returns once the index covers every object loaded before the call. */
-void loaded_sync(bool wait);
+   dl_iterate_phdr step when nothing changed) and registers the origins of the NVIDIA objects that
+   appeared. On return the index covers every object loaded before the call. */
+void loaded_sync(void);
 
-/* True when an NVIDIA object with this soname is loaded, as of the last sync. */
+/* True when an NVIDIA object with this soname is loaded, as of the last sync (call loaded_sync
+   first for an answer about now). */
 bool loaded_has_soname(const char *soname);
 bool loaded_has_family(int family);
 /* Writes the path of the loaded NVIDIA object with this soname; false when none is loaded. */

@@ -17,9 +17,11 @@
 #include "libnames.h"
 #include "loaded.h"
 #include "log.h"
+#include "platform.h"
 #include "search.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdalign.h>
 #include <stdatomic.h>
@@ -27,33 +29,55 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define SEARCH_LIST_MAX_DIRS 128
-#define SERINFO_BYTES 16384
 #define NEEDED_MAX_DEPTH 8
 #define NEEDED_MAX_PRELOADS 64
+
+/* A list of folders: the loader's search list for an object, or one built for a DT_NEEDED lookup.
+   Sized to what it holds: a long LD_LIBRARY_PATH must not turn the runtime off or cut the list
+   (the loader's own search would then be predicted wrong). */
+struct folders {
+	size_t count;
+	const char **dirs;
+	void *storage; /* what dirs point into (a Dl_serinfo), freed with the list */
+	char **owned;  /* expanded elements this list owns */
+	size_t owned_count;
+};
+
+static void free_folders(struct folders *folders)
+{
+	if (!folders)
+		return;
+	for (size_t i = 0; i < folders->owned_count; i++)
+		free(folders->owned[i]);
+	free(folders->owned);
+	free(folders->dirs);
+	free(folders->storage);
+	free(folders);
+}
 
 /* The loader's search list for an object (dlinfo RTLD_DI_SERINFO): its RPATH chain, LD_LIBRARY_PATH,
    its RUNPATH and the default folders, with $ORIGIN expanded. The ld.so.cache and the
    glibc-hwcaps subfolders are not in it: the real loader does those steps itself. */
-struct search_list {
-	alignas(Dl_serinfo) char buffer[SERINFO_BYTES];
-	const char *dirs[SEARCH_LIST_MAX_DIRS];
-	size_t count;
-};
-
-static bool read_search_list(struct link_map *object, struct search_list *list)
+static struct folders *read_search_list(struct link_map *object)
 {
 	Dl_serinfo size;
-	Dl_serinfo *info = (Dl_serinfo *)list->buffer;
-	list->count = 0;
-	if (dlinfo(object, RTLD_DI_SERINFOSIZE, &size) != 0 || size.dls_size > sizeof(list->buffer))
-		return false;
+	struct folders *folders = calloc(1, sizeof(*folders));
+	if (!folders || dlinfo(object, RTLD_DI_SERINFOSIZE, &size) != 0)
+		goto fail;
+	Dl_serinfo *info = malloc(size.dls_size);
+	folders->storage = info;
+	folders->dirs = calloc(size.dls_cnt ? size.dls_cnt : 1, sizeof(*folders->dirs));
+	if (!info || !folders->dirs)
+		goto fail;
 	*info = size;
 	if (dlinfo(object, RTLD_DI_SERINFO, info) != 0)
-		return false;
-	for (unsigned i = 0; i < info->dls_cnt && list->count < SEARCH_LIST_MAX_DIRS; i++)
-		list->dirs[list->count++] = info->dls_serpath[i].dls_name;
-	return true;
+		goto fail;
+	for (unsigned i = 0; i < info->dls_cnt && i < size.dls_cnt; i++)
+		folders->dirs[folders->count++] = info->dls_serpath[i].dls_name;
+	return folders;
+fail:
+	free_folders(folders);
+	return NULL;
 }
 
 struct link_map *lookup_object_at(const void *address)
@@ -92,6 +116,15 @@ static bool consider_candidate(const char *path, enum search_step step, void *ar
 
 /* ---- coherent ----------------------------------------------------------------------------- */
 
+/* Whether the loader holds an object under this name now: its own answer, with no search. */
+static bool loaded_by_name(const char *name)
+{
+	void *handle = preload_real_dlopen(name, RTLD_LAZY | RTLD_NOLOAD);
+	if (handle)
+		dlclose(handle);
+	return handle != NULL;
+}
+
 static bool is_coherent(void) { return config_get()->policy == POLICY_COHERENT; }
 
 static bool same_file(const char *a, const char *b)
@@ -123,6 +156,12 @@ static atomic_flag mixed_lock = ATOMIC_FLAG_INIT;
 static char mixed_checked[64][NAME_MAX + 1];
 static size_t mixed_checked_count;
 
+/* A fork while another thread holds the lock: the child takes it anew (nothing half-written is
+   read: a name is compared only once it is counted). */
+static void reset_mixed_lock_in_child(void) { atomic_flag_clear(&mixed_lock); }
+
+void lookup_init(void) { platform_after_fork_in_child(reset_mixed_lock_in_child); }
+
 static bool first_check_of(const char *name)
 {
 	bool first = true;
@@ -141,22 +180,25 @@ void lookup_report_mixed_origin(const char *name, const char *asker, const void 
 	char folder[PATH_MAX], loaded[PATH_MAX];
 	if (!is_coherent() || !first_check_of(name))
 		return;
+	int saved_errno = errno;
 	if (!asker) {
 		struct link_map *object = lookup_object_at(asker_code);
 		asker = object && object->l_name && object->l_name[0] ? object->l_name : NULL;
 	}
 	if (!asker || libnames_match_linux(libnames_basename(asker), NULL) < 0 || !loaded_folder_of(asker, folder, sizeof(folder)) ||
 	    !loaded_path_of_soname(name, loaded, sizeof(loaded)))
-		return;
+		goto out;
+	int family = libnames_match_linux(name, NULL);
 	struct lookup *own = calloc(1, sizeof(*own));
 	if (own && find_in_family_tree(name, folder, own) && !same_file(own->candidate, loaded)) {
 		log_message(LOG_WARN, "mixed origins: %s is already loaded from %s; %s would take %s", name, loaded, asker,
 			    own->candidate);
 		log_event(&(struct log_event){ .event = "mixed-origin", .name = name, .path = loaded, .caller = asker,
-					       .family = libnames[libnames_match_linux(name, NULL)].family,
-					       .reason = own->candidate });
+					       .family = family >= 0 ? libnames[family].family : NULL, .reason = own->candidate });
 	}
 	free(own);
+out:
+	errno = saved_errno;
 }
 
 /* Loads a candidate the runtime chose for caller, and says so: event "redirect" (fallback) or
@@ -178,13 +220,14 @@ static void *load_candidate(const char *name, int family, const char *path, cons
 
 void *lookup_bare_name(const char *name, int mode, int family, struct link_map *caller)
 {
-	loaded_sync(true); /* the caller's own origin must be registered before the search */
-	struct search_list *list = malloc(sizeof(*list));
+	loaded_sync(); /* the caller's own origin must be registered before the search */
+	struct folders *list = NULL;
 	struct lookup *lookup = calloc(1, sizeof(*lookup));
 	struct lookup *own = malloc(sizeof(*own));
 	char caller_folder[PATH_MAX];
 	void *handle = NULL;
-	if (!list || !lookup || !own || !read_search_list(caller, list))
+	/* Loaded meanwhile (or by another thread): the loader's answer is that object. */
+	if (!lookup || !own || loaded_has_soname(name) || !(list = read_search_list(caller)))
 		goto out;
 
 	const char *caller_name = caller->l_name && caller->l_name[0] ? caller->l_name : "(main program)";
@@ -199,7 +242,9 @@ void *lookup_bare_name(const char *name, int mode, int family, struct link_map *
 	};
 	search_candidates(&request, consider_candidate, lookup);
 	if (caller_is_nvidia && coherent_choice(name, caller_folder, lookup, own)) {
-		handle = load_candidate(name, family, own->candidate, "coherent", caller_name, mode);
+		/* First loaded wins, even when it arrived a moment ago (another thread): the loader's. */
+		if (!loaded_by_name(name))
+			handle = load_candidate(name, family, own->candidate, "coherent", caller_name, mode);
 		goto out;
 	}
 	if (lookup->loader_finds || !lookup->candidate[0])
@@ -214,7 +259,7 @@ void *lookup_bare_name(const char *name, int mode, int family, struct link_map *
 
 	handle = load_candidate(name, family, lookup->candidate, search_step_name(lookup->step), caller_name, mode);
 out:
-	free(list);
+	free_folders(list);
 	free(lookup);
 	free(own);
 	return handle;
@@ -225,7 +270,8 @@ out:
 
 struct preloads {
 	struct link_map *caller;
-	struct search_list *caller_list;
+	struct folders *caller_list;
+	int mode; /* the parent's binding mode (RTLD_NOW or RTLD_LAZY), for what it needs too */
 	size_t count;
 	void *handles[NEEDED_MAX_PRELOADS];
 	size_t visited_count;
@@ -248,22 +294,22 @@ static bool visited_before(struct preloads *preloads, const char *name)
 	return false;
 }
 
-/* Appends the expanded elements of an RPATH or RUNPATH to dirs (tokens other than $ORIGIN leave
-   their element out: the runtime does not guess $LIB or $PLATFORM). */
-static size_t add_expanded(const char *list, const char *origin, char **owned, size_t owned_count, const char **dirs,
-			   size_t count, size_t capacity, size_t *owned_used)
+/* Appends the expanded elements of an RPATH or RUNPATH (tokens other than $ORIGIN leave their
+   element out: the runtime does not guess $LIB or $PLATFORM). */
+static bool add_expanded(struct folders *folders, size_t capacity, const char *list, const char *origin)
 {
-	char *elements[SEARCH_LIST_MAX_DIRS];
-	int n = list ? dst_expand_search_path(list, origin, NULL, NULL, elements, SEARCH_LIST_MAX_DIRS) : 0;
-	for (int i = 0; i < n && i < SEARCH_LIST_MAX_DIRS; i++) {
-		if (count < capacity && *owned_used < owned_count) {
-			dirs[count++] = elements[i];
-			owned[(*owned_used)++] = elements[i];
-		} else {
-			free(elements[i]);
-		}
-	}
-	return count;
+	if (!list)
+		return true;
+	int n = dst_expand_search_path(list, origin, NULL, NULL, NULL, 0);
+	if (n < 0 || folders->count + (size_t)n > capacity)
+		return false;
+	char **elements = folders->owned + folders->owned_count;
+	if (dst_expand_search_path(list, origin, NULL, NULL, elements, (size_t)n) != n)
+		return false;
+	for (int i = 0; i < n; i++)
+		folders->dirs[folders->count++] = elements[i];
+	folders->owned_count += (size_t)n;
+	return true;
 }
 
 /* Where the loader will look for name on behalf of parent: its RPATH (unless it has a RUNPATH), the
@@ -271,24 +317,32 @@ static size_t add_expanded(const char *list, const char *origin, char **owned, s
    for a bare name, the runtime's folders, the parent's own first. */
 static void search_needed(const struct parent *parent, const char *name, struct preloads *preloads, struct lookup *lookup)
 {
-	const char *dirs[3 * SEARCH_LIST_MAX_DIRS];
-	char *owned[2 * SEARCH_LIST_MAX_DIRS];
-	size_t owned_used = 0, count = 0, capacity = sizeof(dirs) / sizeof(dirs[0]);
-	if (!parent->file->runpath)
-		count = add_expanded(parent->file->rpath, parent->folder, owned, 2 * SEARCH_LIST_MAX_DIRS, dirs, count, capacity, &owned_used);
-	for (size_t i = 0; i < preloads->caller_list->count && count < capacity; i++)
-		dirs[count++] = preloads->caller_list->dirs[i];
-	count = add_expanded(parent->file->runpath, parent->folder, owned, 2 * SEARCH_LIST_MAX_DIRS, dirs, count, capacity, &owned_used);
+	const char *rpath = parent->file->runpath ? NULL : parent->file->rpath;
+	int rpath_count = rpath ? dst_expand_search_path(rpath, parent->folder, NULL, NULL, NULL, 0) : 0;
+	int runpath_count = parent->file->runpath ? dst_expand_search_path(parent->file->runpath, parent->folder, NULL, NULL, NULL, 0) : 0;
+	if (rpath_count < 0 || runpath_count < 0)
+		return;
+	size_t capacity = (size_t)rpath_count + preloads->caller_list->count + (size_t)runpath_count;
+	struct folders *folders = calloc(1, sizeof(*folders));
+	if (!folders || !(folders->dirs = calloc(capacity + 1, sizeof(*folders->dirs))) ||
+	    !(folders->owned = calloc((size_t)(rpath_count + runpath_count) + 1, sizeof(*folders->owned))))
+		goto out;
+	if (!add_expanded(folders, capacity, rpath, parent->folder))
+		goto out;
+	for (size_t i = 0; i < preloads->caller_list->count; i++)
+		folders->dirs[folders->count++] = preloads->caller_list->dirs[i];
+	if (!add_expanded(folders, capacity, parent->file->runpath, parent->folder))
+		goto out;
 	struct search_request request = {
 		.name = name,
-		.caller_dirs = dirs,
-		.caller_dir_count = count,
+		.caller_dirs = folders->dirs,
+		.caller_dir_count = folders->count,
 		.caller_folder = parent->folder,
 		.include_caller_dirs = true,
 	};
 	search_candidates(&request, consider_candidate, lookup);
-	for (size_t i = 0; i < owned_used; i++)
-		free(owned[i]);
+out:
+	free_folders(folders);
 }
 
 static void keep_handle(struct preloads *preloads, void *handle)
@@ -301,6 +355,13 @@ static void keep_handle(struct preloads *preloads, void *handle)
 
 static void prepare_needed_of(const struct parent *parent, struct preloads *preloads, int depth);
 
+/* The state of one DT_NEEDED lookup, on the heap: the lookup recurses (leaves first). */
+struct needed_work {
+	struct lookup lookup, own;
+	struct dynamic_file file;
+	char folder[PATH_MAX];
+};
+
 /* One DT_NEEDED name of parent: nothing when it is not NVIDIA's, a driver library, loaded, or
    found by the loader; otherwise loaded (after its own needs) from where the runtime finds it. */
 static void prepare_needed(const struct parent *parent, const char *name, struct preloads *preloads, int depth)
@@ -312,32 +373,33 @@ static void prepare_needed(const struct parent *parent, const char *name, struct
 		lookup_report_mixed_origin(name, parent->path, NULL);
 		return;
 	}
-	struct lookup *lookup = calloc(1, sizeof(*lookup));
-	struct lookup *own = malloc(sizeof(*own));
-	struct dynamic_file *file = malloc(sizeof(*file));
-	if (!lookup || !own || !file)
-		goto out;
+	struct needed_work *work = calloc(1, sizeof(*work));
+	if (!work)
+		return;
+	struct lookup *lookup = &work->lookup;
 	search_needed(parent, name, preloads, lookup);
-	bool coherent = coherent_choice(name, parent->folder, lookup, own);
-	if (coherent)
-		memcpy(lookup->candidate, own->candidate, sizeof(lookup->candidate));
-	else if (lookup->loader_finds || !lookup->candidate[0])
+	bool coherent = coherent_choice(name, parent->folder, lookup, &work->own);
+	if (coherent) {
+		if (loaded_by_name(name)) /* first loaded wins, even when it arrived a moment ago */
+			goto out;
+		memcpy(lookup->candidate, work->own.candidate, sizeof(lookup->candidate));
+	} else if (lookup->loader_finds || !lookup->candidate[0]) {
 		goto out;
+	}
 	/* ld.so.cache, as the loader would try it for parent (unless parent is NODEFLIB). */
 	if (!coherent && !parent->file->nodeflib) {
-		void *handle = preload_real_dlopen(name, RTLD_LAZY | RTLD_LOCAL);
+		void *handle = preload_real_dlopen(name, preloads->mode | RTLD_LOCAL);
 		if (handle) {
 			keep_handle(preloads, handle);
 			goto out;
 		}
 	}
-	char folder[PATH_MAX];
-	if (depth < NEEDED_MAX_DEPTH && dynamic_read_file(lookup->candidate, file) == 0 &&
-	    loaded_folder_of(lookup->candidate, folder, sizeof(folder))) {
-		struct parent child = { lookup->candidate, folder, file };
+	if (depth < NEEDED_MAX_DEPTH && dynamic_read_file(lookup->candidate, &work->file) == 0 &&
+	    loaded_folder_of(lookup->candidate, work->folder, sizeof(work->folder))) {
+		struct parent child = { lookup->candidate, work->folder, &work->file };
 		prepare_needed_of(&child, preloads, depth + 1); /* leaves first */
 	}
-	void *handle = preload_real_dlopen(lookup->candidate, RTLD_LAZY | RTLD_LOCAL);
+	void *handle = preload_real_dlopen(lookup->candidate, preloads->mode | RTLD_LOCAL);
 	if (!handle) {
 		log_message(LOG_WARN, "%s, needed by %s: %s did not load: %s", name, parent->path, lookup->candidate, dlerror());
 		goto out;
@@ -348,9 +410,7 @@ static void prepare_needed(const struct parent *parent, const char *name, struct
 	log_event(&(struct log_event){ .event = "needed", .name = name, .path = lookup->candidate, .caller = parent->path,
 				       .family = libnames[family].family, .reason = reason });
 out:
-	free(lookup);
-	free(own);
-	free(file);
+	free(work);
 }
 
 static void prepare_needed_of(const struct parent *parent, struct preloads *preloads, int depth)
@@ -375,14 +435,15 @@ void *lookup_load_with_needed(const char *path, int mode, struct link_map *calle
 {
 	struct dynamic_file *file = malloc(sizeof(*file));
 	struct preloads *preloads = calloc(1, sizeof(*preloads));
-	struct search_list *list = malloc(sizeof(*list));
+	struct folders *list = NULL;
 	char folder[PATH_MAX];
 	void *handle = NULL;
-	if (!file || !preloads || !list || dynamic_read_file(path, file) != 0 || !needs_an_nvidia_library(file) ||
-	    !loaded_folder_of(path, folder, sizeof(folder)) || !read_search_list(caller, list))
+	if (!file || !preloads || dynamic_read_file(path, file) != 0 || !needs_an_nvidia_library(file) ||
+	    !loaded_folder_of(path, folder, sizeof(folder)) || !(list = read_search_list(caller)))
 		goto out;
 	preloads->caller = caller;
 	preloads->caller_list = list;
+	preloads->mode = mode & (RTLD_NOW | RTLD_LAZY);
 	struct parent parent = { path, folder, file };
 	prepare_needed_of(&parent, preloads, 0);
 	if (preloads->count == 0)
@@ -394,6 +455,6 @@ void *lookup_load_with_needed(const char *path, int mode, struct link_map *calle
 out:
 	free(file);
 	free(preloads);
-	free(list);
+	free_folders(list);
 	return handle;
 }

@@ -5,6 +5,9 @@
 #include <link.h>
 #include <stdbool.h>
 
+/* Installs the fork handler of the mixed-origin bookkeeping. */
+void lookup_init(void);
+
 /* libc's own dlopen, resolved at start-up (preload.c); passthru.S jumps to it. */
 extern void *(*preload_real_dlopen)(const char *file, int mode);
 

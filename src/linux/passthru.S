@@ -16,6 +16,9 @@
 \name:
 preload_hook_\name:
 	.cfi_startproc
+#ifdef __CET__
+	endbr64                       /* an indirect-branch target under IBT */
+#endif
 	push %rdi
 	.cfi_adjust_cfa_offset 8
 	push %rsi
@@ -53,6 +56,21 @@ HOOK dlopen, preload_route_dlopen, preload_real_dlopen, 2
 HOOK dlmopen, preload_route_dlmopen, preload_real_dlmopen, 3
 
 .section .note.GNU-stack, "", @progbits
+
+#ifdef __CET__
+/* The stubs keep IBT (endbr64 above) and the shadow stack (they never touch a return address):
+   say so, or linking them would drop the library's CET marking. */
+	.section .note.gnu.property, "a"
+	.p2align 3
+	.long 4                       /* name size */
+	.long 16                      /* descriptor size */
+	.long 5                       /* NT_GNU_PROPERTY_TYPE_0 */
+	.asciz "GNU"
+	.long 0xc0000002              /* GNU_PROPERTY_X86_FEATURE_1_AND */
+	.long 4
+	.long 3                       /* IBT | SHSTK */
+	.p2align 3
+#endif
 
 #else
 #error "passthru.S: no tail-jump stub for this architecture yet (x86-64 only; aarch64 needs a tested one)"

@@ -72,7 +72,22 @@ void platform_free_names(char **names, int count)
 
 int platform_open_append(const char *path)
 {
-	return open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0644);
+	/* A regular file only: opening a FIFO for writing blocks until a reader comes (in a constructor,
+	   the whole process with it), and a pipe or socket whose reader goes raises SIGPIPE. */
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0644);
+	struct stat st;
+	if (fd < 0) {
+		if (errno == ENXIO)
+			errno = EINVAL; /* a FIFO that nobody reads yet */
+		return -1;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	fcntl(fd, F_SETFL, O_WRONLY | O_APPEND);
+	return fd;
 }
 
 void platform_wall_clock(long long *seconds, long *microseconds)

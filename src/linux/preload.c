@@ -44,24 +44,33 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static const char *environment(const char *name) { return getenv(name); }
 
+/* Outside the once below: dlsym takes the loader's lock, and a thread that holds that lock (running
+   a constructor) may be the next to need the real functions. Idempotent, so a race only repeats it. */
 static void resolve_real_functions(void)
 {
 	/* RTLD_NEXT finds libc's default versions whether the runtime was preloaded or dlopen'ed. */
-	preload_real_dlopen = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
-	preload_real_dlmopen = (void *(*)(Lmid_t, const char *, int))dlsym(RTLD_NEXT, "dlmopen");
+	if (!preload_real_dlmopen)
+		preload_real_dlmopen = (void *(*)(Lmid_t, const char *, int))dlsym(RTLD_NEXT, "dlmopen");
+	if (!preload_real_dlopen)
+		preload_real_dlopen = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
 }
 
+/* Settings, the event log and the fork handlers: no loader call in here. */
 static void initialize(void)
 {
-	resolve_real_functions();
 	config_load(environment, getauxval(AT_SECURE) != 0);
 	if (config_get()->log_file[0])
 		log_open_event_file(config_get()->log_file);
 	registry_init();
 	loaded_init();
+	lookup_init();
 }
 
-static void ensure_initialized(void) { pthread_once(&once, initialize); }
+static void ensure_initialized(void)
+{
+	resolve_real_functions();
+	pthread_once(&once, initialize);
+}
 
 /* A library loaded by path is registered before the loader has it, so that its folder is known
    even if it is unloaded before the runtime's next contact: the folder of the path as given (what
@@ -83,24 +92,15 @@ bool preload_route_dlopen(const char *file, int mode, const void *caller, void *
 bool preload_route_dlopen(const char *file, int mode, const void *caller, void **handle)
 {
 	/* Names that are not NVIDIA's leave first, after a glance at the table: that is nearly every
-	   call. Then the hot path: a repeated load of a loaded NVIDIA library adds nothing and needs
-	   nothing (not even a sync). No name, a $-token, RTLD_NOLOAD and RTLD_DEEPBIND keep the
-	   caller's exact semantics too. */
+	   call. Then the hot path: a repeated load of a loaded NVIDIA library (the index, brought up
+	   to date by one dl_iterate_phdr step, says so) needs nothing. No name, a $-token, RTLD_NOLOAD
+	   and RTLD_DEEPBIND keep the caller's exact semantics too. */
 	if (!file)
 		goto pass;
 	const char *base = strrchr(file, '/');
 	bool by_path = base != NULL;
 	const char *name = by_path ? base + 1 : file;
 	if (!libnames_may_match_linux(name) || busy)
-		goto pass;
-	if (by_path ? loaded_has_path(file) : loaded_has_soname(file)) {
-		if (!by_path && config_get()->policy == POLICY_COHERENT)
-			lookup_report_mixed_origin(file, NULL, caller);
-		goto pass;
-	}
-	struct libname_match match;
-	int family = libnames_match_linux(name, &match);
-	if (family < 0 || strchr(file, '$') || (mode & (RTLD_NOLOAD | RTLD_DEEPBIND)))
 		goto pass;
 
 	int saved_errno = errno;
@@ -110,7 +110,16 @@ bool preload_route_dlopen(const char *file, int mode, const void *caller, void *
 	bool handled = false;
 	if (config->disabled)
 		goto out;
-	loaded_sync(false);
+	loaded_sync();
+	if (by_path ? loaded_has_path(file) : loaded_has_soname(file)) {
+		if (!by_path && config->policy == POLICY_COHERENT)
+			lookup_report_mixed_origin(file, NULL, caller);
+		goto out;
+	}
+	struct libname_match match;
+	int family = libnames_match_linux(name, &match);
+	if (family < 0 || strchr(file, '$') || (mode & (RTLD_NOLOAD | RTLD_DEEPBIND)))
+		goto out;
 	if (by_path) {
 		/* A path is the caller's choice and is never redirected; what it needs may be helped. */
 		register_path(family, file);
@@ -123,11 +132,6 @@ bool preload_route_dlopen(const char *file, int mode, const void *caller, void *
 	}
 	if (config->policy == POLICY_OFF || libnames_is_driver(family))
 		goto out;
-	if (loaded_has_soname(file)) {
-		if (config->policy == POLICY_COHERENT)
-			lookup_report_mixed_origin(file, NULL, caller);
-		goto out;
-	}
 	/* Constructors of the library loaded here may dlopen in turn: they deserve the full treatment. */
 	busy = false;
 	*handle = lookup_bare_name(file, mode, family, lookup_object_at(caller));
@@ -139,7 +143,7 @@ out:
 	return handled;
 pass:
 	if (!preload_real_dlopen)
-		ensure_initialized(); /* a dlopen from a constructor that ran before the runtime's */
+		resolve_real_functions(); /* a dlopen from a constructor that ran before the runtime's */
 	return false;
 }
 
@@ -152,17 +156,14 @@ bool preload_route_dlmopen(Lmid_t namespace, const char *file, int mode, const v
 	(void)namespace, (void)mode, (void)caller, (void)handle;
 	if (busy)
 		return false;
+	int saved_errno = errno;
+	busy = true;
 	ensure_initialized();
-	if (config_get()->disabled || !file || !strchr(file, '/') || strchr(file, '$'))
-		return false;
-	int family = libnames_match_linux(libnames_basename(file), NULL);
-	if (family >= 0) {
-		int saved_errno = errno;
-		busy = true;
+	int family = file && strchr(file, '/') && !strchr(file, '$') ? libnames_match_linux(libnames_basename(file), NULL) : -1;
+	if (!config_get()->disabled && family >= 0)
 		register_path(family, file);
-		busy = false;
-		errno = saved_errno;
-	}
+	busy = false;
+	errno = saved_errno;
 	return false;
 }
 
@@ -214,10 +215,15 @@ static bool attach_dependent(int family, void *arg)
 	char name[NAME_MAX + 1];
 	if (libnames_is_driver(family) || loaded_has_family(family) || !dependent_name(attach, family, name, sizeof(name)))
 		return false;
-	struct link_map *parent = lookup_object_at(attach->parent->address);
-	if (!parent || !parent->l_name || strcmp(parent->l_name, attach->parent->path) != 0)
+	/* The parent is held while it is looked at: another thread may dlclose it meanwhile. */
+	void *pin = preload_real_dlopen(attach->parent->path, RTLD_LAZY | RTLD_NOLOAD);
+	struct link_map *parent = NULL;
+	if (!pin)
 		return false; /* unloaded since the last sync */
-	void *handle = lookup_bare_name(name, RTLD_LAZY | RTLD_LOCAL, family, parent);
+	void *handle = dlinfo(pin, RTLD_DI_LINKMAP, &parent) == 0 && parent
+			       ? lookup_bare_name(name, RTLD_LAZY | RTLD_LOCAL, family, parent)
+			       : NULL;
+	dlclose(pin);
 	if (!handle)
 		return false;
 	/* The handle is kept: the dependent stays for the parent to find by soname. */
@@ -253,7 +259,7 @@ static int attach_scan(void)
 	if (config->disabled)
 		return 0;
 	busy = true;
-	loaded_sync(true);
+	loaded_sync();
 	if (config->policy != POLICY_OFF && !hooks_bound())
 		loaded_foreach(attach_parent, &attach);
 	busy = false;
@@ -264,7 +270,7 @@ void front_sync(void)
 {
 	ensure_initialized();
 	if (!config_get()->disabled)
-		loaded_sync(true);
+		loaded_sync();
 }
 
 int front_rescan(void) { return attach_scan(); }

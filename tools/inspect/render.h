@@ -1,0 +1,40 @@
+/* The three ways to print trees: a tree for a person (text), one JSON document, a Graphviz graph. */
+#pragma once
+
+#include "ld_cache.h"
+#include "loader_host.h"
+#include "tree.h"
+#include "what_if.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+
+/* What every renderer may show about the run as a whole. */
+struct render_context {
+	FILE *out;
+	bool color;                       /* text: ANSI colours (a terminal, NO_COLOR unset) */
+	const struct loader_host *host;
+	const char *cache_path;           /* NULL when no cache was read */
+	const char *cache_problem;        /* why the cache was not read, or NULL */
+	const struct what_if *what_if;    /* NULL without --policy */
+	const char *nvinterpose_path;     /* the what-if's NVINTERPOSE_PATH, or NULL */
+	size_t file_index;                /* which file this is, from 0 */
+};
+
+/* A file's tree, or the message of a file that could not be inspected (tree may then hold only
+   the root's facts, or nothing). */
+void render_text_file(struct render_context *context, const struct tree *tree, const char *error);
+void render_json_begin(struct render_context *context);
+void render_json_file(struct render_context *context, const struct tree *tree, const char *error);
+void render_json_end(struct render_context *context, size_t missing, int status);
+void render_dot_begin(struct render_context *context);
+void render_dot_file(struct render_context *context, const struct tree *tree, const char *error);
+void render_dot_end(struct render_context *context);
+
+/* nvinterpose-inspect --families: the table's families. */
+void render_families(FILE *out, bool json);
+
+/* Helpers the renderers share. */
+void render_json_string(FILE *out, const char *s); /* a JSON string, or null for NULL */
+/* What the runtime would do for a dependency, in words ("preload", "coherent"), or NULL. */
+const char *render_action_name(enum runtime_action action);

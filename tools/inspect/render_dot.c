@@ -1,0 +1,83 @@
+/* A Graphviz graph of every tree: one node an object (or a missing name), one edge a DT_NEEDED entry
+   labelled with how it was found; `dot -Tsvg` draws it. */
+#include "render.h"
+
+#include "libnames.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A DOT string's inside: quotes and backslashes escaped, control bytes as '?'. */
+static void dot_text(FILE *out, const char *s)
+{
+	for (; s && *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', out);
+		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, out);
+	}
+}
+
+static void node(struct render_context *context, const struct tree *tree, const struct object *object)
+{
+	FILE *out = context->out;
+	fprintf(out, "  f%zu_o%zu [label=\"", context->file_index, object->index);
+	const char *name = object->facts && object->facts->soname ? object->facts->soname : libnames_basename(object->path);
+	dot_text(out, name);
+	fputs("\\n", out);
+	dot_text(out, object->path);
+	fputc('"', out);
+	if (object == tree->root)
+		fputs(", penwidth=2", out);
+	if (object->family >= 0)
+		fputs(", style=filled, fillcolor=\"#d9f2d9\"", out);
+	fputs("];\n", out);
+}
+
+void render_dot_begin(struct render_context *context)
+{
+	fputs("digraph nvinterpose_inspect {\n  rankdir=LR;\n  node [shape=box, fontname=\"monospace\"];\n", context->out);
+}
+
+void render_dot_file(struct render_context *context, const struct tree *tree, const char *error)
+{
+	FILE *out = context->out;
+	if (error || !tree->root)
+		return;
+	/* Objects that no entry names (the interpreter, a process's other libraries) stay out. */
+	bool *named = calloc(tree->object_count, sizeof(bool));
+	if (!named)
+		return;
+	named[0] = true;
+	for (size_t i = 0; i < tree->object_count; i++)
+		for (size_t k = 0; k < tree->objects[i]->needed_count; k++)
+			if (tree->objects[i]->needed[k].object)
+				named[tree->objects[i]->needed[k].object->index] = true;
+	for (size_t i = 0; i < tree->object_count; i++)
+		if (named[i])
+			node(context, tree, tree->objects[i]);
+	free(named);
+	size_t missing = 0;
+	for (size_t i = 0; i < tree->object_count; i++) {
+		const struct object *o = tree->objects[i];
+		for (size_t k = 0; k < o->needed_count; k++) {
+			const struct dependency *d = &o->needed[k];
+			if (d->object) {
+				fprintf(out, "  f%zu_o%zu -> f%zu_o%zu [label=\"%s\"%s%s];\n", context->file_index, i, context->file_index,
+					d->object->index, how_name(d->how), d->how == HOW_ALREADY_LOADED ? ", style=dashed" : "",
+					d->action != RUNTIME_NONE ? ", color=magenta, fontcolor=magenta" : "");
+				continue;
+			}
+			fprintf(out, "  f%zu_m%zu [label=\"", context->file_index, missing);
+			dot_text(out, d->name);
+			fprintf(out, "\\n%s\", color=red, fontcolor=red];\n", d->how == HOW_ERROR ? "error" : "not found");
+			fprintf(out, "  f%zu_o%zu -> f%zu_m%zu [label=\"%s\", color=red];\n", context->file_index, i, context->file_index,
+				missing, how_name(d->how));
+			missing++;
+		}
+	}
+}
+
+void render_dot_end(struct render_context *context)
+{
+	fputs("}\n", context->out);
+}

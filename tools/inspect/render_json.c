@@ -1,0 +1,321 @@
+/* One JSON document for the whole run. Every dependency is an object with "name", "path" (null when
+   not found), "how", "family" and its own "needed" (empty where the object was loaded earlier: its
+   needs are listed where it was loaded). */
+#include "render.h"
+
+#include "elf_names.h"
+#include "libnames.h"
+#include "nvinterpose.h"
+
+#include <string.h>
+
+const char *render_action_name(enum runtime_action action)
+{
+	return action == RUNTIME_PRELOAD ? "preload" : action == RUNTIME_COHERENT ? "coherent" : NULL;
+}
+
+/* The length of the valid UTF-8 sequence at s, or 0. */
+static size_t utf8_length(const unsigned char *s)
+{
+	size_t n = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 && s[0] < 0xf0 ? 3 : s[0] >= 0xc2 && s[0] < 0xe0 ? 2 : 0;
+	for (size_t i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	if (n == 3 && ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0)))
+		return 0;
+	if (n == 4 && ((s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90)))
+		return 0;
+	return n;
+}
+
+void render_json_string(FILE *out, const char *s)
+{
+	if (!s) {
+		fputs("null", out);
+		return;
+	}
+	fputc('"', out);
+	for (const unsigned char *c = (const unsigned char *)s; *c;) {
+		if (*c == '"' || *c == '\\') {
+			fputc('\\', out);
+			fputc(*c++, out);
+		} else if (*c < 0x20 || *c == 0x7f) {
+			fprintf(out, "\\u%04x", *c++);
+		} else if (*c < 0x80) {
+			fputc(*c++, out);
+		} else {
+			/* A file's strings are bytes and a JSON document is UTF-8: a byte outside a valid
+			   sequence becomes U+FFFD. */
+			size_t n = utf8_length(c);
+			if (n) {
+				fwrite(c, 1, n, out);
+				c += n;
+			} else {
+				fputs("\\ufffd", out);
+				c++;
+			}
+		}
+	}
+	fputc('"', out);
+}
+
+/* Starts a member of the object being written: the comma before all but the first, and its name. */
+static void member(FILE *out, bool *first, const char *name)
+{
+	fprintf(out, "%s\"%s\":", *first ? "" : ",", name);
+	*first = false;
+}
+
+static void string_member(FILE *out, bool *first, const char *name, const char *value)
+{
+	member(out, first, name);
+	render_json_string(out, value);
+}
+
+static void bool_member(FILE *out, bool *first, const char *name, bool value)
+{
+	member(out, first, name);
+	fputs(value ? "true" : "false", out);
+}
+
+static void string_array(FILE *out, char *const *strings, size_t count)
+{
+	fputc('[', out);
+	for (size_t i = 0; i < count; i++) {
+		if (i)
+			fputc(',', out);
+		render_json_string(out, strings[i]);
+	}
+	fputc(']', out);
+}
+
+static const char *family_name(int family) { return family >= 0 ? libnames[family].family : NULL; }
+
+static void facts_object(FILE *out, const struct elf_facts *f)
+{
+	char machine[32];
+	bool first = true;
+	fputc('{', out);
+	string_member(out, &first, "class", elf_class_name(f->elf_class));
+	string_member(out, &first, "data", elf_data_name(f->data));
+	string_member(out, &first, "machine", elf_machine_name(f->machine, machine, sizeof(machine)));
+	string_member(out, &first, "type", elf_type_name(f->type));
+	member(out, &first, "osabi");
+	fprintf(out, "%u", f->osabi);
+	string_member(out, &first, "interp", f->interp);
+	string_member(out, &first, "soname", f->soname);
+	string_member(out, &first, "rpath", f->rpath);
+	string_member(out, &first, "runpath", f->runpath);
+	bool_member(out, &first, "nodeflib", f->nodeflib);
+	member(out, &first, "dt_needed");
+	string_array(out, f->needed, f->needed_count);
+	fputc('}', out);
+}
+
+static void attempts_array(FILE *out, const struct attempt *attempts, size_t count)
+{
+	fputc('[', out);
+	for (size_t i = 0; i < count; i++) {
+		bool first = true;
+		fputs(i ? ",{" : "{", out);
+		string_member(out, &first, "path", attempts[i].path);
+		string_member(out, &first, "how", how_name(attempts[i].step));
+		string_member(out, &first, "result", attempts[i].result);
+		fputc('}', out);
+	}
+	fputc(']', out);
+}
+
+static void dependencies(FILE *out, const struct object *object);
+
+static void dependency_object(FILE *out, const struct dependency *d)
+{
+	bool first = true;
+	fputc('{', out);
+	/* "name" then "path", always adjacent: a reader may match the pair as one string. */
+	string_member(out, &first, "name", d->name);
+	string_member(out, &first, "path", d->object ? d->object->path : NULL);
+	string_member(out, &first, "how", how_name(d->how));
+	string_member(out, &first, "family", family_name(d->family));
+	if (d->hwcaps)
+		string_member(out, &first, "hwcaps", d->hwcaps);
+	if (d->error)
+		string_member(out, &first, "error", d->error);
+	if (d->attempt_count) {
+		member(out, &first, d->object ? "passed_over" : "looked");
+		attempts_array(out, d->attempts, d->attempt_count);
+	}
+	if (d->action != RUNTIME_NONE) {
+		bool inner = true;
+		member(out, &first, "runtime");
+		fputc('{', out);
+		string_member(out, &inner, "action", render_action_name(d->action));
+		string_member(out, &inner, "instead_of", d->loader_path);
+		fputc('}', out);
+	}
+	member(out, &first, "needed");
+	if (d->loads)
+		dependencies(out, d->object);
+	else
+		fputs("[]", out);
+	fputc('}', out);
+}
+
+static void dependencies(FILE *out, const struct object *object)
+{
+	fputc('[', out);
+	for (size_t i = 0; i < object->needed_count; i++) {
+		if (i)
+			fputc(',', out);
+		dependency_object(out, &object->needed[i]);
+	}
+	fputc(']', out);
+}
+
+static void runtime_actions(FILE *out, const struct tree *tree)
+{
+	bool any = false;
+	fputc('[', out);
+	for (size_t i = 0; i < tree->object_count; i++) {
+		const struct object *o = tree->objects[i];
+		for (size_t k = 0; k < o->needed_count; k++) {
+			const struct dependency *d = &o->needed[k];
+			bool first = true;
+			if (d->action == RUNTIME_NONE)
+				continue;
+			fputs(any ? ",{" : "{", out);
+			any = true;
+			string_member(out, &first, "name", d->name);
+			string_member(out, &first, "needed_by", o->path);
+			string_member(out, &first, "action", render_action_name(d->action));
+			string_member(out, &first, "path", d->object ? d->object->path : NULL);
+			string_member(out, &first, "how", how_name(d->how));
+			string_member(out, &first, "instead_of", d->loader_path);
+			fputc('}', out);
+		}
+	}
+	fputc(']', out);
+}
+
+void render_json_begin(struct render_context *context)
+{
+	FILE *out = context->out;
+	const struct loader_host *host = context->host;
+	bool first = true, inner = true;
+	fputc('{', out);
+	string_member(out, &first, "inspector", "nvinterpose-inspect");
+	string_member(out, &first, "version", NVI_VERSION);
+	member(out, &first, "loader");
+	fputc('{', out);
+	string_member(out, &inner, "interpreter", host->interpreter);
+	member(out, &inner, "default_folders");
+	string_array(out, host->default_dirs, host->default_count);
+	string_member(out, &inner, "ld_library_path", host->library_path);
+	string_member(out, &inner, "cache", context->cache_path);
+	string_member(out, &inner, "cache_problem", context->cache_problem);
+	string_member(out, &inner, "lib", host->lib);
+	string_member(out, &inner, "platform", host->platform);
+	fputc('}', out);
+	member(out, &first, "what_if");
+	if (context->what_if) {
+		const struct what_if *w = context->what_if;
+		inner = true;
+		fputc('{', out);
+		string_member(out, &inner, "policy", config_policy_name(w->policy));
+		member(out, &inner, "origins");
+		string_array(out, w->origins, w->origin_count);
+		member(out, &inner, "pid");
+		if (w->pid)
+			fprintf(out, "%d", w->pid);
+		else
+			fputs("null", out);
+		string_member(out, &inner, "nvinterpose_path", context->nvinterpose_path);
+		fputc('}', out);
+	} else {
+		fputs("null", out);
+	}
+	member(out, &first, "files");
+	fputc('[', out);
+}
+
+void render_json_file(struct render_context *context, const struct tree *tree, const char *error)
+{
+	FILE *out = context->out;
+	bool first = true;
+	bool resolved = tree->root && !error;
+	fputs(context->file_index ? ",{" : "{", out);
+	string_member(out, &first, "file", tree->file);
+	string_member(out, &first, "error", error);
+	member(out, &first, "elf");
+	if (tree->root)
+		facts_object(out, tree->root->facts);
+	else
+		fputs("null", out);
+	string_member(out, &first, "family", tree->root ? family_name(tree->root->family) : NULL);
+	string_member(out, &first, "origin", resolved ? tree->root->origin : NULL);
+	member(out, &first, "needed");
+	if (resolved)
+		dependencies(out, tree->root);
+	else
+		fputs("[]", out);
+	member(out, &first, "missing");
+	fprintf(out, "%zu", tree->missing);
+	member(out, &first, "runtime");
+	runtime_actions(out, tree);
+	member(out, &first, "warnings");
+	string_array(out, tree->warnings, tree->warning_count);
+	member(out, &first, "notes");
+	string_array(out, tree->notes, tree->note_count);
+	fputc('}', out);
+}
+
+void render_json_end(struct render_context *context, size_t missing, int status)
+{
+	const struct loader_host *host = context->host;
+	/* The hwcaps subfolders are known only once a searched folder had a glibc-hwcaps subfolder. */
+	fputs("],\"glibc_hwcaps\":", context->out);
+	if (host->hwcaps_knowledge == HWCAPS_KNOWN)
+		string_array(context->out, host->hwcaps, host->hwcaps_count);
+	else
+		fputs("null", context->out);
+	fprintf(context->out, ",\"missing\":%zu,\"status\":%d}\n", missing, status);
+}
+
+void render_families(FILE *out, bool json)
+{
+	if (json) {
+		fputc('[', out);
+		for (size_t i = 0; i < libnames_count; i++) {
+			const struct libname_row *row = &libnames[i];
+			bool first = true;
+			fputs(i ? ",{" : "{", out);
+			string_member(out, &first, "family", row->family);
+			string_member(out, &first, "linux_stem", row->linux_stem);
+			string_member(out, &first, "windows_prefix", row->windows_prefix);
+			string_member(out, &first, "wheel_folder", row->wheel_folder);
+			string_member(out, &first, "needed", row->needed);
+			string_member(out, &first, "runtime", row->runtime);
+			bool_member(out, &first, "driver", row->flags & LIBNAME_DRIVER);
+			fputc('}', out);
+		}
+		fputs("]\n", out);
+		return;
+	}
+	fprintf(out, "%-31s %-34s %-13s %s\n", "FAMILY", "LINUX NAME", "WHEEL FOLDER", "NEEDS; LOADS AT RUN TIME");
+	for (size_t i = 0; i < libnames_count; i++) {
+		const struct libname_row *row = &libnames[i];
+		char stem[128];
+		snprintf(stem, sizeof(stem), "%s.so.N", row->linux_stem);
+		const char *folder = row->flags & LIBNAME_DRIVER ? "(driver)" : row->wheel_folder[0] ? row->wheel_folder : "-";
+		if (!row->needed[0] && !row->runtime[0]) {
+			fprintf(out, "%-31s %-34s %s\n", row->family, stem, folder);
+			continue;
+		}
+		fprintf(out, "%-31s %-34s %-13s", row->family, stem, folder);
+		if (row->needed[0])
+			fprintf(out, " needs %s", row->needed);
+		if (row->runtime[0])
+			fprintf(out, "%s loads %s", row->needed[0] ? ";" : "", row->runtime);
+		fputc('\n', out);
+	}
+}

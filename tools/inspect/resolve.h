@@ -1,0 +1,22 @@
+/* Resolves a file's dependency tree as glibc's loader would, breadth first like _dl_map_object_deps,
+   and, given a what-if, as it would be with the runtime. */
+#pragma once
+
+#include "file_probe.h"
+#include "ld_cache.h"
+#include "loader_host.h"
+#include "tree.h"
+#include "what_if.h"
+
+struct resolver {
+	struct loader_host *host;
+	struct file_probe *probe;
+	const struct ld_cache *cache; /* NULL: none (absent, unreadable, or --cache none) */
+	const char *cache_path;
+	const struct what_if *what_if; /* NULL: the loader alone */
+};
+
+/* Fills tree for file. 0 when the file could be inspected (the tree says what is missing); -1 with
+   a message when it cannot be read or is not something this loader loads (tree->root may still
+   hold its facts). */
+int resolve_tree(const struct resolver *resolver, const char *file, struct tree *tree, char *message, size_t size);

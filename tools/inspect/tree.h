@@ -1,0 +1,100 @@
+/* One file's dependency tree as glibc's loader would resolve it, and, for the what-if, as it would
+   be with the runtime: the data the renderers print. */
+#pragma once
+
+#include "config.h"
+
+#include "elf/elf_reader.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+enum how {
+	HOW_RPATH,             /* the RPATH of the object that asked, or of one that loaded it */
+	HOW_LD_LIBRARY_PATH,
+	HOW_RUNPATH,           /* the RUNPATH of the object that asked */
+	HOW_CACHE,             /* ld.so.cache */
+	HOW_DEFAULT,           /* the loader's default folders */
+	HOW_ALREADY_LOADED,    /* a loaded object answers to the name (first loaded wins) */
+	HOW_PATH,              /* a DT_NEEDED with a slash is opened as that path */
+	HOW_REGISTERED_ORIGIN, /* what-if: the folder of an NVIDIA library loaded before */
+	HOW_WHEEL_SIBLING,     /* what-if: site-packages/nvidia/OTHER/lib beside such a folder */
+	HOW_NVINTERPOSE_PATH,  /* what-if: NVINTERPOSE_PATH */
+	HOW_NOT_FOUND,
+	HOW_ERROR,             /* the loader stops the load at a file it cannot use */
+};
+
+const char *how_name(enum how how);
+
+/* One place the loader looked. */
+struct attempt {
+	char *path;    /* the file tried (for the cache step: the cache's entry, or the cache itself) */
+	enum how step; /* the search step it belongs to */
+	char *result;  /* "absent", "no such folder", "skipped: wrong ELF class: ELF32", ... */
+	bool passed_over; /* something was there and the loader went past it */
+};
+
+enum runtime_action {
+	RUNTIME_NONE,
+	RUNTIME_PRELOAD,  /* fallback: the loader finds nothing; the runtime loads this copy first */
+	RUNTIME_COHERENT, /* coherent: the copy in the asker's folder or wheel siblings, not the loader's */
+};
+
+struct object;
+
+/* One DT_NEEDED entry of an object. */
+struct dependency {
+	char *name;
+	int family;             /* the NVIDIA family of the name, or -1 */
+	enum how how;
+	struct object *object;  /* what it resolved to; NULL when not found */
+	bool loads;             /* this entry loaded the object: its own needs are listed here */
+	char *hwcaps;           /* the glibc-hwcaps subfolder it came from, or NULL */
+	char *error;            /* HOW_ERROR: the file and the loader's complaint */
+	struct attempt *attempts; /* every place looked (not found), or the files passed over (found) */
+	size_t attempt_count;
+	enum runtime_action action;
+	char *loader_path;      /* RUNTIME_COHERENT: the loader's own choice, or NULL when it had none */
+};
+
+struct object {
+	size_t index;           /* in tree->objects */
+	char *path;             /* as the loader names it (l_name) */
+	char *origin;           /* what $ORIGIN means for it: the folder of that path */
+	const struct elf_facts *facts; /* NULL for a preloaded object the inspector cannot read */
+	int family;             /* from its SONAME, else its file name; -1 when not NVIDIA's */
+	struct object *loader;  /* the object whose DT_NEEDED loaded it (l_loader) */
+	char **names;           /* the names it answers to besides its path and SONAME */
+	size_t name_count;
+	dev_t device;
+	ino_t inode;
+	char **rpath, **runpath; /* expanded; no RPATH when there is a RUNPATH */
+	int rpath_count, runpath_count; /* -1 until expanded */
+	struct dependency *needed;
+	size_t needed_count;
+	bool preloaded;         /* in the process before (--pid), not loaded by this tree */
+	bool interpreter;       /* the loader itself */
+	int runtime_depth;      /* how deep the runtime's DT_NEEDED help reaches it; -1 when it does not */
+};
+
+struct tree {
+	char *file;             /* as given */
+	struct elf_facts root_facts;
+	struct object *root;
+	struct object **objects;/* every object, in load order */
+	size_t object_count, object_capacity;
+	size_t missing;         /* dependencies not found or stopped at an error */
+	char **warnings;
+	size_t warning_count;
+	char **notes;
+	size_t note_count;
+	bool what_if;
+	enum policy policy;
+	size_t action_count;
+};
+
+void tree_free(struct tree *tree);
+/* printf into a new warning (or note) of the tree. */
+void tree_warn(struct tree *tree, const char *format, ...) __attribute__((format(printf, 2, 3)));
+void tree_note(struct tree *tree, const char *format, ...) __attribute__((format(printf, 2, 3)));

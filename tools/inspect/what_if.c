@@ -1,0 +1,230 @@
+#define _GNU_SOURCE
+#include "what_if.h"
+
+#include "libnames.h"
+#include "registry.h"
+#include "search.h"
+#include "string_map.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* /proc/PID/environ and maps are read whole, up to this: a real maps file is well under a megabyte. */
+#define PROC_FILE_MAX (64u << 20)
+
+static int say(char *message, size_t size, const char *format, const char *a, const char *b)
+{
+	snprintf(message, size, format, a, b);
+	return -1;
+}
+
+static void remember_origin(struct what_if *what_if, const char *folder)
+{
+	for (size_t i = 0; i < what_if->origin_count; i++)
+		if (strcmp(what_if->origins[i], folder) == 0)
+			return;
+	char **grown = realloc(what_if->origins, (what_if->origin_count + 1) * sizeof(char *));
+	if (!grown)
+		return;
+	what_if->origins = grown;
+	if ((grown[what_if->origin_count] = strdup(folder)))
+		what_if->origin_count++;
+}
+
+/* The family of the first NVIDIA library in folder: the runtime registers a folder for the family
+   of a library it saw loaded from there. */
+static int family_in_folder(const char *folder)
+{
+	DIR *dir = opendir(folder);
+	int family = -1;
+	for (struct dirent *entry; dir && family < 0 && (entry = readdir(dir));)
+		family = libnames_match_linux(entry->d_name, NULL);
+	if (dir)
+		closedir(dir);
+	return family;
+}
+
+int what_if_add_origin(struct what_if *what_if, const char *folder, char *message, size_t size)
+{
+	struct stat st;
+	if (folder[0] != '/')
+		return say(message, size, "--origin %s: an origin is an absolute folder%s", folder, "");
+	if (stat(folder, &st) != 0 || !S_ISDIR(st.st_mode))
+		return say(message, size, "--origin %s: %s", folder, stat(folder, &st) != 0 ? strerror(errno) : "not a folder");
+	int family = family_in_folder(folder);
+	/* A folder with no NVIDIA library in it is still searched; the family is only its label. */
+	if (registry_add_origin(family >= 0 ? family : 0, folder) == REGISTRY_ERROR)
+		return say(message, size, "--origin %s: %s", folder, strerror(errno));
+	remember_origin(what_if, folder);
+	return 0;
+}
+
+/* A whole small file from /proc (whose size stat cannot tell), or NULL. */
+static char *read_proc_file(const char *path, size_t *length)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	size_t capacity = 1 << 16, used = 0;
+	char *data = fd >= 0 ? malloc(capacity + 1) : NULL;
+	while (data) {
+		ssize_t n = read(fd, data + used, capacity - used);
+		if (n < 0) {
+			free(data);
+			data = NULL;
+			break;
+		}
+		if (n == 0)
+			break;
+		used += (size_t)n;
+		if (used == capacity) {
+			char *grown = capacity < PROC_FILE_MAX ? realloc(data, 2 * capacity + 1) : NULL;
+			if (!grown)
+				break;
+			data = grown;
+			capacity *= 2;
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	if (data)
+		data[used] = '\0';
+	*length = used;
+	return data;
+}
+
+static char *environment_value(const char *environ_text, size_t length, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *s = environ_text; s < environ_text + length; s += strlen(s) + 1)
+		if (strncmp(s, name, n) == 0 && s[n] == '=')
+			return strdup(s + n + 1);
+	return NULL;
+}
+
+static void add_mapped(struct what_if *what_if, struct file_probe *probe, const char *path)
+{
+	struct mapped_object *grown = realloc(what_if->mapped, (what_if->mapped_count + 1) * sizeof(*grown));
+	if (!grown)
+		return;
+	what_if->mapped = grown;
+	const struct probed_file *file = file_probe_path(probe, path);
+	struct mapped_object *mapped = &grown[what_if->mapped_count];
+	mapped->path = strdup(path);
+	mapped->facts = file && file->result == PROBE_FOUND ? file->facts : NULL;
+	if (mapped->path)
+		what_if->mapped_count++;
+}
+
+int what_if_read_process(struct what_if *what_if, struct file_probe *probe, int pid, char **library_path,
+			 char **nvinterpose_path, char *message, size_t size)
+{
+	char path[64], pid_text[32];
+	size_t length;
+	*library_path = *nvinterpose_path = NULL;
+	snprintf(pid_text, sizeof(pid_text), "%d", pid);
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	char *maps = read_proc_file(path, &length);
+	if (!maps)
+		return say(message, size, "--pid %s: cannot read %s", pid_text, path);
+	what_if->pid = pid;
+	struct string_map seen = { 0 };
+	for (char *line = maps, *end; line && *line; line = end ? end + 1 : NULL) {
+		end = strchr(line, '\n');
+		if (end)
+			*end = '\0';
+		/* address perms offset device inode path: the path is what follows the fifth field. */
+		char *file = strchr(line, '/');
+		if (!file || string_map_get(&seen, file))
+			continue;
+		size_t n = strlen(file);
+		if (n > 10 && strcmp(file + n - 10, " (deleted)") == 0)
+			continue;
+		string_map_put(&seen, file, file);
+		add_mapped(what_if, probe, file);
+		int family = libnames_match_linux(libnames_basename(file), NULL);
+		if (family >= 0 && !libnames_is_driver(family)) {
+			/* The kernel names a mapping by its real path, which is what the runtime registers for a
+			   library loaded through links only if it was loaded by that path. */
+			char *folder = strndup(file, (size_t)(strrchr(file, '/') - file));
+			if (folder && folder[0] && registry_add_origin(family, folder) != REGISTRY_ERROR)
+				remember_origin(what_if, folder);
+			free(folder);
+		}
+	}
+	string_map_clear(&seen, NULL);
+	free(maps);
+	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
+	char *environ_text = read_proc_file(path, &length);
+	if (environ_text) {
+		*library_path = environment_value(environ_text, length, "LD_LIBRARY_PATH");
+		*nvinterpose_path = environment_value(environ_text, length, "NVINTERPOSE_PATH");
+		free(environ_text);
+	}
+	return 0;
+}
+
+static const char *configured_path;
+
+static const char *what_if_getenv(const char *name)
+{
+	return strcmp(name, "NVINTERPOSE_PATH") == 0 ? configured_path : NULL;
+}
+
+void what_if_configure(struct what_if *what_if, const char *nvinterpose_path)
+{
+	struct config config;
+	configured_path = nvinterpose_path;
+	config_read(&config, what_if_getenv, false);
+	config.policy = what_if->policy;
+	config_set(&config);
+}
+
+void what_if_free(struct what_if *what_if)
+{
+	for (size_t i = 0; i < what_if->origin_count; i++)
+		free(what_if->origins[i]);
+	free(what_if->origins);
+	for (size_t i = 0; i < what_if->mapped_count; i++)
+		free(what_if->mapped[i].path);
+	free(what_if->mapped);
+	memset(what_if, 0, sizeof(*what_if));
+}
+
+struct candidate {
+	struct file_probe *probe;
+	char *path;
+	enum search_step step;
+};
+
+/* The runtime uses a candidate only when it is a shared object this process can load. */
+static bool take_loadable(const char *path, enum search_step step, void *arg)
+{
+	struct candidate *candidate = arg;
+	const struct probed_file *file = file_probe_path(candidate->probe, path);
+	if (!file || file->result != PROBE_FOUND)
+		return false;
+	candidate->path = strdup(path);
+	candidate->step = step;
+	return true;
+}
+
+char *what_if_candidate(struct file_probe *probe, const char *name, const char *asker_folder, bool folder_only,
+			enum how *how)
+{
+	struct candidate candidate = { .probe = probe };
+	struct search_request request = { .name = name, .caller_folder = asker_folder, .caller_folder_only = folder_only };
+	if (!search_candidates(&request, take_loadable, &candidate))
+		return NULL;
+	switch (candidate.step) {
+	case SEARCH_WHEEL_SIBLING: *how = HOW_WHEEL_SIBLING; break;
+	case SEARCH_NVINTERPOSE_PATH: *how = HOW_NVINTERPOSE_PATH; break;
+	/* The asker's own folder is an origin: the runtime registered it when the asker was loaded. */
+	default: *how = HOW_REGISTERED_ORIGIN; break;
+	}
+	return candidate.path;
+}

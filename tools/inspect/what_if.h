@@ -1,0 +1,43 @@
+/* The what-if: what nvinterpose would change in a tree, under a policy, with origin folders given
+   (--origin) or taken from a running process (--pid). It asks the runtime's own search order
+   (src/search.c) through the registry and the settings the runtime reads. */
+#pragma once
+
+#include "config.h"
+#include "file_probe.h"
+#include "tree.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* An object mapped in the process of --pid: loaded before anything the tree asks for. */
+struct mapped_object {
+	char *path;
+	const struct elf_facts *facts; /* NULL when it is not a shared object the inspector can read */
+};
+
+struct what_if {
+	enum policy policy;
+	char **origins;        /* the registered origin folders, in order */
+	size_t origin_count;
+	struct mapped_object *mapped;
+	size_t mapped_count;
+	int pid;               /* 0 without --pid */
+};
+
+/* Registers folder as an origin, as the runtime would after loading an NVIDIA library from it. */
+int what_if_add_origin(struct what_if *what_if, const char *folder, char *message, size_t size);
+/* Reads /proc/PID/maps: every NVIDIA library mapped there registers its folder, and every mapped
+   shared object counts as loaded. The process's LD_LIBRARY_PATH and NVINTERPOSE_PATH, when its
+   environment is readable, are written to *library_path and *nvinterpose_path (else NULL). */
+int what_if_read_process(struct what_if *what_if, struct file_probe *probe, int pid, char **library_path,
+			 char **nvinterpose_path, char *message, size_t size);
+/* The settings the runtime's search reads: the policy and NVINTERPOSE_PATH. */
+void what_if_configure(struct what_if *what_if, const char *nvinterpose_path);
+void what_if_free(struct what_if *what_if);
+
+/* The runtime's copy of name for an NVIDIA library in asker_folder: with folder_only, that folder
+   and its wheel siblings (coherent); otherwise also every registered origin, their wheel siblings
+   and NVINTERPOSE_PATH (fallback). A malloc'd path and how it was found, or NULL. */
+char *what_if_candidate(struct file_probe *probe, const char *name, const char *asker_folder, bool folder_only,
+			enum how *how);

@@ -27,9 +27,8 @@
 
 struct entry {
 	struct loaded_object object;
-	const char *base;     /* the basename of object.path */
 	size_t soname_length; /* lengths tell most entries apart before any string compare */
-	size_t base_length;
+	size_t path_length;
 	_Atomic unsigned long generation; /* the sync that last saw it loaded */
 };
 
@@ -150,9 +149,8 @@ static struct entry *append_entry(int family, const char *path, const char *sona
 	entry->object.family = family;
 	strcpy(entry->object.soname, soname);
 	entry->object.path = memcpy(text + text_used, path, length);
-	entry->base = libnames_basename(entry->object.path);
 	entry->soname_length = strlen(soname);
-	entry->base_length = strlen(entry->base);
+	entry->path_length = length - 1;
 	entry->object.has_runpath = facts->has_runpath;
 	entry->object.has_rpath = facts->has_rpath;
 	text_used += length;
@@ -261,13 +259,16 @@ bool loaded_has_path(const char *path)
 	char buffer[PATH_MAX];
 	if (!(path = absolute_path(path, buffer, sizeof(buffer))))
 		return false;
-	/* Entries share long folder prefixes: their basenames tell them apart sooner. */
-	const char *base = libnames_basename(path);
-	size_t length = strlen(base);
+	/* Entries share long folder prefixes: a length and a last character tell most apart. */
+	size_t length = strlen(path);
 	size_t n = atomic_load_explicit(&entry_count, memory_order_acquire);
-	for (size_t i = 0; i < n; i++)
-		if (entries[i].base_length == length && strcmp(entries[i].object.path, path) == 0 && is_loaded(&entries[i]))
+	for (size_t i = 0; i < n; i++) {
+		const struct entry *entry = &entries[i];
+		if (entry->path_length != length || entry->object.path[length - 1] != path[length - 1])
+			continue;
+		if (memcmp(entry->object.path, path, length) == 0 && is_loaded(entry))
 			return true;
+	}
 	return false;
 }
 

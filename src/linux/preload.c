@@ -2,10 +2,14 @@
  *
  * The hooks' entry points are in passthru.S. Each calls a route function here, which either
  * handles the load (returns true and the handle) or declines, and the stub then jumps into the real
- * function as if the runtime were not there. Only one kind of call is ever handled: an NVIDIA
- * library asked for by bare name that is not loaded, that the loader would not find for the real
- * caller, and that a registered origin, a wheel sibling or NVINTERPOSE_PATH holds. Everything else,
- * including every failure, goes to the plain loader with the caller's own frame. */
+ * function as if the runtime were not there. The runtime makes the call itself in three cases only:
+ *   - a repeated load of an NVIDIA library that is loaded (the same call with RTLD_NOLOAD: for a
+ *     loaded object the caller's frame changes nothing);
+ *   - an NVIDIA library asked for by bare name that is not loaded, that the loader would not find
+ *     for the real caller (or, under coherent, that the caller's own folder holds), and that a
+ *     registered origin, a wheel sibling or NVINTERPOSE_PATH holds;
+ *   - an NVIDIA library loaded by path whose NVIDIA DT_NEEDED the runtime had to load first.
+ * Everything else, including every failure, goes to the plain loader with the caller's own frame. */
 #define _GNU_SOURCE
 #include "config.h"
 #include "dynamic.h"
@@ -92,9 +96,7 @@ bool preload_route_dlopen(const char *file, int mode, const void *caller, void *
 bool preload_route_dlopen(const char *file, int mode, const void *caller, void **handle)
 {
 	/* Names that are not NVIDIA's leave first, after a glance at the table: that is nearly every
-	   call. Then the hot path: a repeated load of a loaded NVIDIA library (the index, brought up
-	   to date by one dl_iterate_phdr step, says so) needs nothing. No name, a $-token, RTLD_NOLOAD
-	   and RTLD_DEEPBIND keep the caller's exact semantics too. */
+	   call. */
 	if (!file)
 		goto pass;
 	const char *base = strrchr(file, '/');
@@ -102,7 +104,25 @@ bool preload_route_dlopen(const char *file, int mode, const void *caller, void *
 	const char *name = by_path ? base + 1 : file;
 	if (!libnames_may_match_linux(name) || busy)
 		goto pass;
+	/* The hot path: a repeated load of a loaded NVIDIA library. The index says it is loaded; the
+	   loader's own answer for a loaded object is then the call itself, made with RTLD_NOLOAD: the
+	   same reference count and flag promotion as the caller's call, no search, so the caller's
+	   frame does not matter (nor do its RTLD_NOLOAD and RTLD_DEEPBIND, which change nothing for
+	   a loaded object; no indexed name holds a '$'). When the index is behind (the object was
+	   unloaded since), that call loads nothing and returns NULL, and the slow path decides. */
+	if (by_path ? loaded_has_path(file) : loaded_has_soname(file)) {
+		void *loaded = preload_real_dlopen(file, mode | RTLD_NOLOAD);
+		if (loaded) {
+			if (!by_path && config_get()->policy == POLICY_COHERENT)
+				lookup_report_mixed_origin(file, NULL, caller);
+			*handle = loaded;
+			return true;
+		}
+	}
 
+	/* A $-token, RTLD_NOLOAD and RTLD_DEEPBIND keep the caller's exact semantics. */
+	if (strchr(file, '$') || (mode & (RTLD_NOLOAD | RTLD_DEEPBIND)))
+		goto pass;
 	int saved_errno = errno;
 	busy = true;
 	ensure_initialized();
@@ -112,13 +132,16 @@ bool preload_route_dlopen(const char *file, int mode, const void *caller, void *
 		goto out;
 	loaded_sync();
 	if (by_path ? loaded_has_path(file) : loaded_has_soname(file)) {
-		if (!by_path && config->policy == POLICY_COHERENT)
+		busy = false;
+		*handle = preload_real_dlopen(file, mode | RTLD_NOLOAD);
+		handled = *handle != NULL;
+		if (handled && !by_path && config->policy == POLICY_COHERENT)
 			lookup_report_mixed_origin(file, NULL, caller);
 		goto out;
 	}
 	struct libname_match match;
 	int family = libnames_match_linux(name, &match);
-	if (family < 0 || strchr(file, '$') || (mode & (RTLD_NOLOAD | RTLD_DEEPBIND)))
+	if (family < 0)
 		goto out;
 	if (by_path) {
 		/* A path is the caller's choice and is never redirected; what it needs may be helped. */

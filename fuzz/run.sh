@@ -4,6 +4,7 @@
 #   fuzz/run.sh [-t SECONDS] [-j JOBS] [-o DIR] [TARGET]
 #
 #   TARGET      elf_reader (default): src/elf/elf_reader.c, through fuzz/fuzz_elf_reader.c
+#               dynamic: the runtime's reader (src/linux/dynamic.c) against the libelf reader
 #   -t SECONDS  how long to fuzz (default 60)
 #   -j JOBS     fuzzing processes (libFuzzer's -fork; default 1)
 #   -o DIR      work folder (default build/fuzz/TARGET): the fuzzer, seeds/ (rebuilt each run),
@@ -28,6 +29,8 @@ set -eu
 
 sources_elf_reader="fuzz/fuzz_elf_reader.c fuzz/fuzz_file.c src/elf/elf_reader.c src/dst.c"
 libs_elf_reader="-lelf"
+sources_dynamic="fuzz/fuzz_dynamic.c fuzz/fuzz_file.c src/linux/dynamic.c src/elf/elf_reader.c src/dst.c"
+libs_dynamic="-lelf"
 
 usage() {
 	sed -n '2,/^set -eu/p' "$0" | sed -e '/^set -eu/d' -e 's/^# \{0,1\}//'

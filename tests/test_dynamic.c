@@ -165,6 +165,60 @@ START_TEST(test_hostile_paths_give_an_error)
 }
 END_TEST
 
+/* A copy of the stand-in with patch applied to its header or program headers. */
+static char *patched_copy(void (*patch)(ElfW(Ehdr) *header, ElfW(Phdr) *phdr))
+{
+	char *source = standin(), *copy = test_format("%s.patched", source);
+	char *bytes = test_read_file(source);
+	FILE *in = fopen(source, "rb");
+	fseek(in, 0, SEEK_END);
+	long size = ftell(in);
+	fclose(in);
+	ElfW(Ehdr) *header = (ElfW(Ehdr) *)bytes;
+	patch(header, (ElfW(Phdr) *)(bytes + header->e_phoff));
+	FILE *out = fopen(copy, "wb");
+	fwrite(bytes, 1, (size_t)size, out);
+	fclose(out);
+	return copy;
+}
+
+static void dynamic_at_offset_1(ElfW(Ehdr) *header, ElfW(Phdr) *phdr)
+{
+	for (int i = 0; i < header->e_phnum; i++)
+		if (phdr[i].p_type == PT_DYNAMIC)
+			phdr[i].p_offset = 1;
+}
+
+static void program_headers_inside_the_header(ElfW(Ehdr) *header, ElfW(Phdr) *phdr)
+{
+	(void)phdr;
+	header->e_phoff = 46;
+}
+
+/* Found by fuzz/run.sh dynamic: the libelf reader reads a private copy whose ELF header has its
+   section-header fields cleared, so a dynamic section or program headers that overlap the header
+   read differently there than in the file. Both readers now refuse such files. */
+START_TEST(test_dynamic_section_overlapping_the_header_is_refused_by_both)
+{
+	char *path = patched_copy(dynamic_at_offset_1);
+	compare(path, "PT_DYNAMIC at offset 1");
+	static struct dynamic_file file;
+	ck_assert_int_eq(dynamic_read_file(path, &file), -ENOEXEC);
+}
+END_TEST
+
+START_TEST(test_program_headers_overlapping_the_header_are_refused_by_both)
+{
+	char *path = patched_copy(program_headers_inside_the_header);
+	compare(path, "e_phoff 46");
+	static struct dynamic_file file;
+	ck_assert_int_eq(dynamic_read_file(path, &file), -ENOEXEC);
+	struct elf_facts facts;
+	char message[256];
+	ck_assert_int_eq(elf_read_facts(path, &facts, message, sizeof(message)), ELF_READER_MALFORMED);
+}
+END_TEST
+
 static const char *lib64;
 
 START_TEST(test_same_facts_as_libelf_over_the_toolkit)
@@ -203,6 +257,8 @@ int main(int argc, char **argv)
 		tcase_add_test(tc, test_same_facts_as_libelf_for_a_standin);
 		tcase_add_test(tc, test_broken_files_give_an_error_or_the_same_facts);
 		tcase_add_test(tc, test_hostile_paths_give_an_error);
+		tcase_add_test(tc, test_dynamic_section_overlapping_the_header_is_refused_by_both);
+		tcase_add_test(tc, test_program_headers_overlapping_the_header_are_refused_by_both);
 	}
 	suite_add_tcase(suite, tc);
 	return test_main(suite);

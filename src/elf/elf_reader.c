@@ -43,6 +43,15 @@ struct reader {
 	size_t phnum;
 };
 
+/* True when [offset, offset + size) reaches into the ELF header. This reader clears the header's
+   section-header fields in its private mapping (see below), so such bytes are no longer the file's;
+   no real library puts its interpreter, dynamic section or strings there, and the runtime's reader
+   refuses the same files. */
+static bool overlaps_header(const struct reader *reader, uint64_t offset)
+{
+	return offset < (reader->header.e_ident[EI_CLASS] == ELFCLASS32 ? sizeof(Elf32_Ehdr) : sizeof(Elf64_Ehdr));
+}
+
 static enum elf_reader_error fail(struct reader *reader, enum elf_reader_error error, const char *format, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -94,6 +103,9 @@ static enum elf_reader_error check_program_headers(struct reader *reader)
 		return fail(reader, ELF_READER_UNSUPPORTED, "extended program header numbering (PN_XNUM)");
 	if (h->e_phoff == 0)
 		return fail(reader, ELF_READER_MALFORMED, "e_phnum is %u but e_phoff is 0", h->e_phnum);
+	if (overlaps_header(reader, h->e_phoff))
+		return fail(reader, ELF_READER_MALFORMED, "the program headers at 0x%llx overlap the ELF header",
+			    (unsigned long long)h->e_phoff);
 	if (h->e_phentsize != entry_size)
 		return fail(reader, ELF_READER_MALFORMED, "e_phentsize is %u, not %zu", h->e_phentsize, entry_size);
 	if (!inside_file(reader, h->e_phoff, (uint64_t)h->e_phnum * entry_size))
@@ -153,6 +165,8 @@ static enum elf_reader_error copy_string(struct reader *reader, uint64_t offset,
 
 static enum elf_reader_error read_interpreter(struct reader *reader, const GElf_Phdr *phdr, struct elf_facts *facts)
 {
+	if (overlaps_header(reader, phdr->p_offset))
+		return fail(reader, ELF_READER_MALFORMED, "PT_INTERP at 0x%llx overlaps the ELF header", (unsigned long long)phdr->p_offset);
 	if (!inside_file(reader, phdr->p_offset, phdr->p_filesz))
 		return fail(reader, ELF_READER_MALFORMED, "PT_INTERP (0x%llx bytes at 0x%llx) reaches past the end of the file",
 			    (unsigned long long)phdr->p_filesz, (unsigned long long)phdr->p_offset);
@@ -179,6 +193,9 @@ static enum elf_reader_error find_string_table(struct reader *reader, bool has_s
 	if (size > available)
 		return fail(reader, ELF_READER_MALFORMED, "DT_STRSZ %llu reaches past its load segment or the file",
 			    (unsigned long long)size);
+	if (overlaps_header(reader, offset))
+		return fail(reader, ELF_READER_MALFORMED, "DT_STRTAB at file offset 0x%llx overlaps the ELF header",
+			    (unsigned long long)offset);
 	table->offset = offset;
 	table->size = size;
 	return ELF_READER_OK;
@@ -208,6 +225,8 @@ static enum elf_reader_error collect_dynamic_entries(struct reader *reader, cons
 	size_t entry_size = gelf_fsize(reader->elf, ELF_T_DYN, 1, EV_CURRENT);
 	if (entry_size == 0)
 		return fail(reader, ELF_READER_MALFORMED, "dynamic entry size: %s", libelf_message());
+	if (overlaps_header(reader, phdr->p_offset))
+		return fail(reader, ELF_READER_MALFORMED, "PT_DYNAMIC at 0x%llx overlaps the ELF header", (unsigned long long)phdr->p_offset);
 	if (!inside_file(reader, phdr->p_offset, phdr->p_filesz))
 		return fail(reader, ELF_READER_MALFORMED, "PT_DYNAMIC (0x%llx bytes at 0x%llx) reaches past the end of the file",
 			    (unsigned long long)phdr->p_filesz, (unsigned long long)phdr->p_offset);

@@ -187,7 +187,9 @@ static int keep_string(struct dynamic_file *file, const char *start, size_t limi
 static int read_dynamic(const struct view *view, ElfW(Off) phoff, size_t phnum, const ElfW(Phdr) *dynamic_header,
 			struct dynamic_file *file)
 {
-	if (!in_file(view, dynamic_header->p_offset, dynamic_header->p_filesz))
+	/* Nothing the loader reads lies in the ELF header of a real library; the libelf reader, this
+	   reader's oracle, cannot read such files as they are, so both refuse them. */
+	if (!in_file(view, dynamic_header->p_offset, dynamic_header->p_filesz) || dynamic_header->p_offset < sizeof(ElfW(Ehdr)))
 		return -ENOEXEC;
 	ElfW(Off) base = dynamic_header->p_offset;
 	size_t entries = dynamic_header->p_filesz / sizeof(ElfW(Dyn));
@@ -220,7 +222,8 @@ static int read_dynamic(const struct view *view, ElfW(Off) phoff, size_t phnum, 
 		return -E2BIG;
 	ElfW(Off) offset;
 	ElfW(Xword) available;
-	if (!have_strtab || !file_offset_of(view, phoff, phnum, strtab, &offset, &available) || strsz > available)
+	if (!have_strtab || !file_offset_of(view, phoff, phnum, strtab, &offset, &available) || strsz > available ||
+	    offset < sizeof(ElfW(Ehdr)))
 		return -ENOEXEC;
 	const char *strings = (const char *)view->data + offset;
 	int error = 0;
@@ -272,7 +275,7 @@ int dynamic_read_file(const char *path, struct dynamic_file *file)
 	file->machine = header.e_machine;
 	file->type = header.e_type;
 	size_t phnum = header.e_phnum;
-	if (phnum && (header.e_phentsize != sizeof(ElfW(Phdr)) || header.e_phoff == 0 ||
+	if (phnum && (header.e_phentsize != sizeof(ElfW(Phdr)) || header.e_phoff < sizeof(ElfW(Ehdr)) ||
 		      !in_file(&view, header.e_phoff, (ElfW(Xword))phnum * sizeof(ElfW(Phdr)))))
 		goto out;
 	/* The kernel starts the first PT_INTERP; the loader uses the last PT_DYNAMIC that has contents
@@ -282,7 +285,7 @@ int dynamic_read_file(const char *path, struct dynamic_file *file)
 	for (size_t i = 0; i < phnum && !error; i++) {
 		ElfW(Phdr) phdr = phdr_at(&view, header.e_phoff, i);
 		if (phdr.p_type == PT_INTERP && !file->interp) {
-			if (!in_file(&view, phdr.p_offset, phdr.p_filesz) || phdr.p_filesz == 0)
+			if (!in_file(&view, phdr.p_offset, phdr.p_filesz) || phdr.p_filesz == 0 || phdr.p_offset < sizeof(ElfW(Ehdr)))
 				error = -ENOEXEC;
 			else
 				error = keep_string(file, (const char *)view.data + phdr.p_offset, phdr.p_filesz, &file->interp);

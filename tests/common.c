@@ -83,12 +83,11 @@ void test_write_file(const char *path, const char *content)
 	fclose(f);
 }
 
-/* Everything left in f, as a string; closes f. */
-static char *read_all(FILE *f)
+char *test_read_stream(FILE *f, size_t *length)
 {
 	char *data = NULL;
-	size_t size = 0;
-	FILE *out = open_memstream(&data, &size);
+	size_t scratch = 0, *size = length ? length : &scratch;
+	FILE *out = open_memstream(&data, size);
 	char buffer[4096];
 	size_t n;
 	while ((n = fread(buffer, 1, sizeof(buffer), f)) > 0)
@@ -101,7 +100,7 @@ static char *read_all(FILE *f)
 char *test_read_file(const char *path)
 {
 	FILE *f = fopen(path, "r");
-	return f ? read_all(f) : NULL;
+	return f ? test_read_stream(f, NULL) : NULL;
 }
 
 void test_copy_file(const char *from, const char *to)
@@ -167,7 +166,7 @@ struct test_run test_run(const char *const *argv, const char *const *env, int ti
 	}
 	result.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	lseek(fd, 0, SEEK_SET);
-	result.output = read_all(fdopen(fd, "r"));
+	result.output = test_read_stream(fdopen(fd, "r"), NULL);
 	return result;
 }
 

@@ -5,6 +5,7 @@
 #include <check.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 /* Exit status meaning "skipped" for meson. */
 #define TEST_SKIP 77
@@ -20,6 +21,8 @@ const char *test_mkdirs(const char *path);
 char *test_format(const char *format, ...) __attribute__((format(printf, 1, 2)));
 void test_write_file(const char *path, const char *content);
 char *test_read_file(const char *path);
+/* Everything left in f (binary safe: its length in *length when length is not NULL); closes f. */
+char *test_read_stream(FILE *f, size_t *length);
 void test_copy_file(const char *from, const char *to);
 
 /* Compiles tests/fixtures/SOURCE into a shared library at path with the given soname ("" for none)

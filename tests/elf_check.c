@@ -100,16 +100,8 @@ struct elf_child_read elf_read_in_child(const char *path, unsigned alarm_seconds
 		_exit(0);
 	}
 	close(pipe_fds[1]);
-	FILE *in = fdopen(pipe_fds[0], "r");
-	char *data = NULL;
 	size_t size = 0;
-	FILE *collected = open_memstream(&data, &size);
-	char buffer[4096];
-	size_t n;
-	while ((n = fread(buffer, 1, sizeof(buffer), in)) > 0)
-		fwrite(buffer, 1, n, collected);
-	fclose(in);
-	fclose(collected);
+	char *data = test_read_stream(fdopen(pipe_fds[0], "r"), &size);
 	int status = 0;
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;

@@ -169,15 +169,12 @@ END_TEST
 static char *patched_copy(void (*patch)(ElfW(Ehdr) *header, ElfW(Phdr) *phdr))
 {
 	char *source = standin(), *copy = test_format("%s.patched", source);
-	char *bytes = test_read_file(source);
-	FILE *in = fopen(source, "rb");
-	fseek(in, 0, SEEK_END);
-	long size = ftell(in);
-	fclose(in);
+	size_t size = 0;
+	char *bytes = test_read_stream(fopen(source, "rb"), &size);
 	ElfW(Ehdr) *header = (ElfW(Ehdr) *)bytes;
 	patch(header, (ElfW(Phdr) *)(bytes + header->e_phoff));
 	FILE *out = fopen(copy, "wb");
-	fwrite(bytes, 1, (size_t)size, out);
+	fwrite(bytes, 1, size, out);
 	fclose(out);
 	return copy;
 }

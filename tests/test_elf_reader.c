@@ -37,15 +37,7 @@ static char *read_whole(const char *path, size_t *size)
 {
 	FILE *f = fopen(path, "rb");
 	ck_assert_msg(f != NULL, "cannot read %s", path);
-	char *data = NULL;
-	FILE *out = open_memstream(&data, size);
-	char buffer[4096];
-	size_t n;
-	while ((n = fread(buffer, 1, sizeof(buffer), f)) > 0)
-		fwrite(buffer, 1, n, out);
-	fclose(out);
-	fclose(f);
-	return data;
+	return test_read_stream(f, size);
 }
 
 static void write_whole(const char *path, const void *data, size_t size)

@@ -46,30 +46,25 @@ END_TEST
 START_TEST(test_shared_loader_semantics_check_O0_build) { run_shared_check(test_setting("NVI_RUNTIME_O0")); }
 END_TEST
 
-START_TEST(test_runpath_of_caller_is_kept)
+/* A caller whose search path (dtags: RUNPATH with --enable-new-dtags, DT_RPATH without) is
+   $ORIGIN/sub asks for an NVIDIA name that lies in sub/ (value) and in a registered origin (42): the
+   caller's copy wins, as without the runtime. */
+static void check_caller_search_path_is_kept(const char *dtags, int value)
 {
-	/* A caller with RUNPATH $ORIGIN/sub asks for an NVIDIA name that lies in sub/ and in a
-	   registered origin: the caller's RUNPATH copy wins, as without the runtime. */
 	char *root = test_tmpdir();
 	test_mkdirs(test_format("%s/sub", root));
-	standin_builtins(test_format("%s/sub/libnvrtc-builtins.so.12.9", root), 5, NULL);
+	standin_builtins(test_format("%s/sub/libnvrtc-builtins.so.12.9", root), value, NULL);
 	char *host = test_format("%s/libhost.so", root);
-	test_build_library("host.c", host, "libhost.so", "-Wl,--enable-new-dtags,-rpath,'$ORIGIN/sub'");
+	test_build_library("host.c", host, "libhost.so", test_format("-Wl,%s,-rpath,'$ORIGIN/sub'", dtags));
 	struct standin_wheel wheel = standin_nvrtc_wheel(1);
-	same_with_and_without(NULL, test_format("open %s call %s host_load_plugin", wheel.nvrtc, host), "call host_load_plugin: 5");
+	same_with_and_without(NULL, test_format("open %s call %s host_load_plugin", wheel.nvrtc, host),
+			      test_format("call host_load_plugin: %d", value));
 }
+
+START_TEST(test_runpath_of_caller_is_kept) { check_caller_search_path_is_kept("--enable-new-dtags", 5); }
 END_TEST
 
-START_TEST(test_rpath_of_caller_is_kept)
-{
-	char *root = test_tmpdir();
-	test_mkdirs(test_format("%s/sub", root));
-	standin_builtins(test_format("%s/sub/libnvrtc-builtins.so.12.9", root), 6, NULL);
-	char *host = test_format("%s/libhost.so", root);
-	test_build_library("host.c", host, "libhost.so", "-Wl,--disable-new-dtags,-rpath,'$ORIGIN/sub'");
-	struct standin_wheel wheel = standin_nvrtc_wheel(1);
-	same_with_and_without(NULL, test_format("open %s call %s host_load_plugin", wheel.nvrtc, host), "call host_load_plugin: 6");
-}
+START_TEST(test_rpath_of_caller_is_kept) { check_caller_search_path_is_kept("--disable-new-dtags", 6); }
 END_TEST
 
 START_TEST(test_origin_of_library_loaded_through_symlink_is_the_links_folder)

@@ -89,13 +89,22 @@ static bool is_own_class(const ElfW(Ehdr) *header)
 	       header->e_ident[EI_DATA] == own->e_ident[EI_DATA];
 }
 
+static bool is_loadable_kind(unsigned char osabi, unsigned short machine, unsigned short type)
+{
+	return (osabi == ELFOSABI_SYSV || osabi == ELFOSABI_GNU) && machine == own_header()->e_machine && type == ET_DYN;
+}
+
 /* What glibc's open_verify accepts besides class and byte order. */
 static bool is_loadable_header(const ElfW(Ehdr) *header)
 {
 	return is_own_class(header) && header->e_ident[EI_VERSION] == EV_CURRENT &&
-	       (header->e_ident[EI_OSABI] == ELFOSABI_SYSV || header->e_ident[EI_OSABI] == ELFOSABI_GNU) &&
-	       header->e_machine == own_header()->e_machine && header->e_type == ET_DYN &&
+	       is_loadable_kind(header->e_ident[EI_OSABI], header->e_machine, header->e_type) &&
 	       header->e_phentsize == sizeof(ElfW(Phdr));
+}
+
+bool dynamic_file_is_compatible(const struct dynamic_file *file)
+{
+	return is_loadable_kind(file->osabi, file->machine, file->type);
 }
 
 /* Opens a regular file without blocking (a FIFO would block a plain open for reading). */

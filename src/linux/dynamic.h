@@ -45,6 +45,11 @@ struct dynamic_file {
    of this class and byte order or whose headers lie, -E2BIG past the reader's bounds. */
 int dynamic_read_file(const char *path, struct dynamic_file *file);
 
+/* True when the loader would accept a file read by dynamic_read_file for this process (its class,
+   byte order and version were checked by the read): an OS ABI it takes, this machine, a shared
+   object. */
+bool dynamic_file_is_compatible(const struct dynamic_file *file);
+
 /* True when path is a regular file whose ELF header the loader would accept for this process:
    same class, data encoding, version, machine and an OS ABI it takes, and a shared object. Reads
    one header and never blocks (a FIFO or a device is refused). */

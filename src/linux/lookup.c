@@ -220,7 +220,6 @@ static void *load_candidate(const char *name, int family, const char *path, cons
 
 void *lookup_bare_name(const char *name, int mode, int family, struct link_map *caller)
 {
-	loaded_sync(); /* the caller's own origin must be registered before the search */
 	struct folders *list = NULL;
 	struct lookup *lookup = calloc(1, sizeof(*lookup));
 	struct lookup *own = malloc(sizeof(*own));
@@ -431,14 +430,13 @@ static bool needs_an_nvidia_library(const struct dynamic_file *file)
 	return false;
 }
 
-void *lookup_load_with_needed(const char *path, int mode, struct link_map *caller)
+void *lookup_load_with_needed(const char *path, const struct dynamic_file *file, int mode, struct link_map *caller)
 {
-	struct dynamic_file *file = malloc(sizeof(*file));
-	struct preloads *preloads = calloc(1, sizeof(*preloads));
+	struct preloads *preloads = NULL;
 	struct folders *list = NULL;
 	char folder[PATH_MAX];
 	void *handle = NULL;
-	if (!file || !preloads || dynamic_read_file(path, file) != 0 || !needs_an_nvidia_library(file) ||
+	if (!needs_an_nvidia_library(file) || !(preloads = calloc(1, sizeof(*preloads))) ||
 	    !loaded_folder_of(path, folder, sizeof(folder)) || !(list = read_search_list(caller)))
 		goto out;
 	preloads->caller = caller;
@@ -453,7 +451,6 @@ void *lookup_load_with_needed(const char *path, int mode, struct link_map *calle
 	for (size_t i = 0; i < preloads->count; i++)
 		dlclose(preloads->handles[i]);
 out:
-	free(file);
 	free(preloads);
 	free_folders(list);
 	return handle;

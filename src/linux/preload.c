@@ -78,18 +78,34 @@ static void ensure_initialized(void)
 
 /* A library loaded by path is registered before the loader has it, so that its folder is known
    even if it is unloaded before the runtime's next contact: the folder of the path as given (what
-   $ORIGIN will mean), when the file is one the loader can take. Objects a load brings in as
-   DT_NEEDED are registered at the next sync. */
-static void register_path(int family, const char *path)
+   $ORIGIN will mean), once the file is known to be one the loader can take. Objects a load brings
+   in as DT_NEEDED are registered at the next sync. */
+static void register_folder_of(int family, const char *path)
 {
 	char folder[PATH_MAX];
-	if (!dynamic_file_is_loadable(path) || !loaded_folder_of(path, folder, sizeof(folder)))
+	if (!loaded_folder_of(path, folder, sizeof(folder)))
 		return;
 	if (registry_add_origin(family, folder) == REGISTRY_ADDED) {
 		log_message(LOG_INFO, "%s loaded from %s: registered", libnames[family].family, folder);
 		log_event(&(struct log_event){ .event = "register", .name = libnames_basename(path), .path = folder,
 					       .family = libnames[family].family, .reason = "loaded by path" });
 	}
+}
+
+/* An NVIDIA library loaded by path: registered, and, unless the policy is off, what it needs but the
+   loader would not find is loaded first (lookup_load_with_needed). The file is read once for both. */
+static void *load_by_path(int family, const char *path, int mode, const void *caller, const struct config *config)
+{
+	struct dynamic_file *file = malloc(sizeof(*file));
+	void *handle = NULL;
+	if (!file || dynamic_read_file(path, file) != 0 || !dynamic_file_is_compatible(file))
+		goto out;
+	register_folder_of(family, path);
+	if (config->policy != POLICY_OFF)
+		handle = lookup_load_with_needed(path, file, mode, lookup_object_at(caller));
+out:
+	free(file);
+	return handle;
 }
 
 bool preload_route_dlopen(const char *file, int mode, const void *caller, void **handle);
@@ -145,11 +161,8 @@ bool preload_route_dlopen(const char *file, int mode, const void *caller, void *
 		goto out;
 	if (by_path) {
 		/* A path is the caller's choice and is never redirected; what it needs may be helped. */
-		register_path(family, file);
-		if (config->policy == POLICY_OFF)
-			goto out;
 		busy = false;
-		*handle = lookup_load_with_needed(file, mode, lookup_object_at(caller));
+		*handle = load_by_path(family, file, mode, caller, config);
 		handled = *handle != NULL;
 		goto out;
 	}
@@ -184,7 +197,8 @@ bool preload_route_dlmopen(Lmid_t namespace, const char *file, int mode, const v
 	ensure_initialized();
 	int family = file && strchr(file, '/') && !strchr(file, '$') ? libnames_match_linux(libnames_basename(file), NULL) : -1;
 	if (!config_get()->disabled && family >= 0)
-		register_path(family, file);
+		if (dynamic_file_is_loadable(file))
+			register_folder_of(family, file);
 	busy = false;
 	errno = saved_errno;
 	return false;

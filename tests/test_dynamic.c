@@ -192,9 +192,9 @@ static void program_headers_inside_the_header(ElfW(Ehdr) *header, ElfW(Phdr) *ph
 	header->e_phoff = 46;
 }
 
-/* Found by fuzz/run.sh dynamic: the libelf reader reads a private copy whose ELF header has its
+/* Found by fuzz/run.sh dynamic: the libelf reader then read a private copy whose ELF header had its
    section-header fields cleared, so a dynamic section or program headers that overlap the header
-   read differently there than in the file. Both readers now refuse such files. */
+   read differently there than in the file. Both readers refuse such files. */
 START_TEST(test_dynamic_section_overlapping_the_header_is_refused_by_both)
 {
 	char *path = patched_copy(dynamic_at_offset_1);

@@ -1,10 +1,13 @@
-/* The libelf reader. The file is mapped, not read (a 540 MB library costs the pages the reader
-   touches), and libelf reads the mapping in place as ELF_C_READ_MMAP does, converting what it hands
-   out to this host's byte order; every offset and count taken from the file is checked against the
-   file's size first. The dynamic section is found the loader's way, through PT_DYNAMIC and the load
-   segments; section headers are never used, so a file whose section headers are stripped or damaged
-   reads the same. As with any mapped file, one truncated by another process while it is read can
-   raise SIGBUS. */
+/* The libelf reader. Only the pieces the facts need are read, with pread (a 540 MB library costs a
+   few kilobytes), and libelf's translation functions convert each one from the file's byte order
+   to this host's; every offset and count taken from the file is checked against the file's size
+   first. The file is neither mapped nor handed to libelf whole: a mapping costs more in page
+   faults and unmapping than the reads themselves (the inspector reads dozens of files a call), and
+   libelf opening a whole file would count its section headers, allocating about 200 bytes for each
+   one claimed (extended numbering lets a damaged section 0 claim one per 64 bytes of the file). The
+   dynamic section is found the loader's way, through PT_DYNAMIC and the load segments; section
+   headers are never used, so a file whose section headers are stripped or damaged reads the same,
+   and one truncated by another process while it is read is an error, not a signal. */
 #define _GNU_SOURCE
 #include "elf_reader.h"
 
@@ -21,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -32,21 +34,29 @@
    and it keeps a lying PT_DYNAMIC of a huge file from being walked (or, unaligned, copied) whole. */
 #define ELF_READER_MAX_DYNAMIC_ENTRIES 65536
 
+/* One read covers the ELF header and program headers of a real library, and most dynamic sections
+   and runs of DT_NEEDED strings. */
+#define ELF_READER_BLOCK 4096
+
 struct reader {
 	const char *path;
 	char *message;
 	size_t message_size;
 	int fd;
-	Elf *elf;
 	uint64_t file_size;
 	GElf_Ehdr header;
 	size_t phnum;
+	GElf_Phdr *phdrs;
+	/* The last block read, and where a read larger than a block goes. */
+	uint64_t block_offset;
+	size_t block_size;
+	unsigned char block[ELF_READER_BLOCK];
+	unsigned char *large;
 };
 
-/* True when [offset, offset + size) reaches into the ELF header. This reader clears the header's
-   section-header fields in its private mapping (see below), so such bytes are no longer the file's;
-   no real library puts its interpreter, dynamic section or strings there, and the runtime's reader
-   refuses the same files. */
+/* True when offset lies inside the ELF header. No real library puts its interpreter, dynamic
+   section, strings or program headers there, and the runtime's reader refuses such files: this
+   reader is its oracle (tests/test_dynamic.c, fuzz/run.sh dynamic), so it refuses the same ones. */
 static bool overlaps_header(const struct reader *reader, uint64_t offset)
 {
 	return offset < (reader->header.e_ident[EI_CLASS] == ELFCLASS32 ? sizeof(Elf32_Ehdr) : sizeof(Elf64_Ehdr));
@@ -85,10 +95,119 @@ static bool inside_file(const struct reader *reader, uint64_t offset, uint64_t s
 	return offset <= reader->file_size && size <= reader->file_size - offset;
 }
 
-static enum elf_reader_error read_program_header(struct reader *reader, size_t index, GElf_Phdr *phdr)
+/* The size bytes at offset: a pointer into the block (read again only when they are not already
+   in it) or, for more than a block, into a buffer of their own; valid until the next read. */
+static enum elf_reader_error read_at(struct reader *reader, uint64_t offset, size_t size, const unsigned char **bytes)
 {
-	if (!gelf_getphdr(reader->elf, (int)index, phdr))
-		return fail(reader, ELF_READER_MALFORMED, "program header %zu: %s", index, libelf_message());
+	if (!inside_file(reader, offset, size))
+		return fail(reader, ELF_READER_MALFORMED, "%zu bytes at 0x%llx reach past the end of the file", size,
+			    (unsigned long long)offset);
+	if (offset >= reader->block_offset && offset - reader->block_offset <= reader->block_size &&
+	    size <= reader->block_size - (offset - reader->block_offset)) {
+		*bytes = reader->block + (offset - reader->block_offset);
+		return ELF_READER_OK;
+	}
+	unsigned char *buffer = reader->block;
+	/* From the start of the block's page where it still holds all size bytes: the next piece
+	   (the strings after a DT_NEEDED, the header before the program headers) is often near. */
+	uint64_t start = offset - offset % ELF_READER_BLOCK;
+	if (offset + size > start + ELF_READER_BLOCK)
+		start = offset;
+	size_t length = ELF_READER_BLOCK;
+	if (size > ELF_READER_BLOCK) {
+		free(reader->large);
+		if (!(reader->large = malloc(size)))
+			return fail(reader, ELF_READER_IO, "out of memory");
+		buffer = reader->large, length = size;
+	} else {
+		reader->block_size = 0;
+	}
+	if (length > reader->file_size - start)
+		length = (size_t)(reader->file_size - start);
+	size_t done = 0;
+	while (done < length) {
+		ssize_t n = pread(reader->fd, buffer + done, length - done, (off_t)(start + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return fail(reader, ELF_READER_IO, "%s", strerror(errno));
+		if (n == 0)
+			return fail(reader, ELF_READER_IO, "the file shrank while it was read");
+		done += (size_t)n;
+	}
+	if (buffer == reader->block)
+		reader->block_offset = start, reader->block_size = length;
+	*bytes = buffer + (offset - start);
+	return ELF_READER_OK;
+}
+
+/* Converts size bytes of structures of type from the file's class and byte order to this host's, in
+   place: native holds the file's bytes, copied out of the block to be aligned. */
+static enum elf_reader_error translate(struct reader *reader, Elf_Type type, void *native, size_t size, const char *what)
+{
+	Elf_Data data = { .d_buf = native, .d_type = type, .d_size = size, .d_version = EV_CURRENT };
+	unsigned int encoding = reader->header.e_ident[EI_DATA];
+	Elf_Data *done = reader->header.e_ident[EI_CLASS] == ELFCLASS32 ? elf32_xlatetom(&data, &data, encoding)
+									  : elf64_xlatetom(&data, &data, encoding);
+	if (!done)
+		return fail(reader, ELF_READER_MALFORMED, "%s: %s", what, libelf_message());
+	return ELF_READER_OK;
+}
+
+static enum elf_reader_error read_header(struct reader *reader)
+{
+	const unsigned char *bytes;
+	enum elf_reader_error error;
+	if (reader->header.e_ident[EI_CLASS] == ELFCLASS32) {
+		Elf32_Ehdr header;
+		if ((error = read_at(reader, 0, sizeof(header), &bytes)))
+			return error;
+		memcpy(&header, bytes, sizeof(header));
+		if ((error = translate(reader, ELF_T_EHDR, &header, sizeof(header), "ELF header")))
+			return error;
+		GElf_Ehdr *h = &reader->header;
+		memcpy(h->e_ident, header.e_ident, EI_NIDENT);
+		h->e_type = header.e_type, h->e_machine = header.e_machine, h->e_version = header.e_version;
+		h->e_entry = header.e_entry, h->e_phoff = header.e_phoff, h->e_shoff = header.e_shoff;
+		h->e_flags = header.e_flags, h->e_ehsize = header.e_ehsize, h->e_phentsize = header.e_phentsize;
+		h->e_phnum = header.e_phnum, h->e_shentsize = header.e_shentsize, h->e_shnum = header.e_shnum;
+		h->e_shstrndx = header.e_shstrndx;
+		return ELF_READER_OK;
+	}
+	if ((error = read_at(reader, 0, sizeof(Elf64_Ehdr), &bytes)))
+		return error;
+	memcpy(&reader->header, bytes, sizeof(Elf64_Ehdr));
+	return translate(reader, ELF_T_EHDR, &reader->header, sizeof(Elf64_Ehdr), "ELF header");
+}
+
+/* The program headers, checked to lie in the file, converted once: the string table's address is
+   looked up in them again. */
+static enum elf_reader_error read_program_headers(struct reader *reader, size_t entry_size)
+{
+	const GElf_Ehdr *h = &reader->header;
+	const unsigned char *bytes;
+	enum elf_reader_error error;
+	if ((error = read_at(reader, h->e_phoff, h->e_phnum * entry_size, &bytes)))
+		return error;
+	if (!(reader->phdrs = calloc(h->e_phnum, sizeof(*reader->phdrs))))
+		return fail(reader, ELF_READER_IO, "out of memory");
+	for (size_t i = 0; i < h->e_phnum; i++) {
+		GElf_Phdr *phdr = &reader->phdrs[i];
+		if (h->e_ident[EI_CLASS] == ELFCLASS32) {
+			Elf32_Phdr p;
+			memcpy(&p, bytes + i * entry_size, sizeof(p));
+			if ((error = translate(reader, ELF_T_PHDR, &p, sizeof(p), "program header")))
+				return error;
+			phdr->p_type = p.p_type, phdr->p_flags = p.p_flags, phdr->p_offset = p.p_offset;
+			phdr->p_vaddr = p.p_vaddr, phdr->p_paddr = p.p_paddr, phdr->p_filesz = p.p_filesz;
+			phdr->p_memsz = p.p_memsz, phdr->p_align = p.p_align;
+		} else {
+			memcpy(phdr, bytes + i * entry_size, sizeof(*phdr));
+			if ((error = translate(reader, ELF_T_PHDR, phdr, sizeof(*phdr), "program header")))
+				return error;
+		}
+	}
+	reader->phnum = h->e_phnum;
 	return ELF_READER_OK;
 }
 
@@ -111,11 +230,7 @@ static enum elf_reader_error check_program_headers(struct reader *reader)
 	if (!inside_file(reader, h->e_phoff, (uint64_t)h->e_phnum * entry_size))
 		return fail(reader, ELF_READER_MALFORMED, "program headers (%u at 0x%llx) reach past the end of the file",
 			    h->e_phnum, (unsigned long long)h->e_phoff);
-	size_t counted = 0;
-	if (elf_getphdrnum(reader->elf, &counted) != 0 || counted != h->e_phnum)
-		return fail(reader, ELF_READER_MALFORMED, "program header count: %s", libelf_message());
-	reader->phnum = counted;
-	return ELF_READER_OK;
+	return read_program_headers(reader, entry_size);
 }
 
 /* The file offset of a virtual address, through the first PT_LOAD whose file image holds it, and
@@ -124,16 +239,14 @@ static enum elf_reader_error check_program_headers(struct reader *reader)
 static bool file_offset_of(struct reader *reader, uint64_t address, uint64_t *offset, uint64_t *available)
 {
 	for (size_t i = 0; i < reader->phnum; i++) {
-		GElf_Phdr phdr;
-		if (!gelf_getphdr(reader->elf, (int)i, &phdr) || phdr.p_type != PT_LOAD)
+		const GElf_Phdr *phdr = &reader->phdrs[i];
+		if (phdr->p_type != PT_LOAD || address < phdr->p_vaddr || address - phdr->p_vaddr >= phdr->p_filesz)
 			continue;
-		if (address < phdr.p_vaddr || address - phdr.p_vaddr >= phdr.p_filesz)
-			continue;
-		uint64_t into = address - phdr.p_vaddr;
-		if (phdr.p_offset > reader->file_size || into > reader->file_size - phdr.p_offset)
+		uint64_t into = address - phdr->p_vaddr;
+		if (phdr->p_offset > reader->file_size || into > reader->file_size - phdr->p_offset)
 			return false;
-		*offset = phdr.p_offset + into;
-		*available = phdr.p_filesz - into;
+		*offset = phdr->p_offset + into;
+		*available = phdr->p_filesz - into;
 		if (*available > reader->file_size - *offset)
 			*available = reader->file_size - *offset;
 		return true;
@@ -145,19 +258,31 @@ static bool file_offset_of(struct reader *reader, uint64_t address, uint64_t *of
 static enum elf_reader_error copy_string(struct reader *reader, uint64_t offset, uint64_t limit, const char *what,
 					 char **out)
 {
+	/* Real strings are short: look for the terminator in a first few bytes before reading all
+	   the bytes the string may take. */
+	const size_t first = 256;
 	size_t length = limit < ELF_READER_MAX_STRING + 1 ? (size_t)limit : ELF_READER_MAX_STRING + 1;
+	const unsigned char *bytes;
+	const char *end = NULL;
+	enum elf_reader_error error;
 	if (length == 0 || !inside_file(reader, offset, length))
 		return fail(reader, ELF_READER_MALFORMED, "%s lies outside the file", what);
-	Elf_Data *data = elf_getdata_rawchunk(reader->elf, (int64_t)offset, length, ELF_T_BYTE);
-	if (!data || !data->d_buf || data->d_size != length)
-		return fail(reader, ELF_READER_MALFORMED, "%s: %s", what, libelf_message());
-	const char *end = memchr(data->d_buf, '\0', length);
+	if (length > first) {
+		if ((error = read_at(reader, offset, first, &bytes)))
+			return error;
+		end = memchr(bytes, '\0', first);
+	}
+	if (!end) {
+		if ((error = read_at(reader, offset, length, &bytes)))
+			return error;
+		end = memchr(bytes, '\0', length);
+	}
 	if (!end) {
 		if (length < limit)
 			return fail(reader, ELF_READER_UNSUPPORTED, "%s is longer than %d bytes", what, ELF_READER_MAX_STRING);
 		return fail(reader, ELF_READER_MALFORMED, "%s is not terminated", what);
 	}
-	*out = strndup(data->d_buf, (size_t)(end - (const char *)data->d_buf));
+	*out = strndup((const char *)bytes, (size_t)(end - (const char *)bytes));
 	if (!*out)
 		return fail(reader, ELF_READER_IO, "%s: out of memory", what);
 	return ELF_READER_OK;
@@ -222,9 +347,10 @@ struct dynamic_entries {
 static enum elf_reader_error collect_dynamic_entries(struct reader *reader, const GElf_Phdr *phdr,
 						     struct dynamic_entries *entries, struct elf_facts *facts)
 {
-	size_t entry_size = gelf_fsize(reader->elf, ELF_T_DYN, 1, EV_CURRENT);
-	if (entry_size == 0)
-		return fail(reader, ELF_READER_MALFORMED, "dynamic entry size: %s", libelf_message());
+	bool is_32 = reader->header.e_ident[EI_CLASS] == ELFCLASS32;
+	size_t entry_size = is_32 ? sizeof(Elf32_Dyn) : sizeof(Elf64_Dyn);
+	const unsigned char *bytes;
+	enum elf_reader_error error;
 	if (overlaps_header(reader, phdr->p_offset))
 		return fail(reader, ELF_READER_MALFORMED, "PT_DYNAMIC at 0x%llx overlaps the ELF header", (unsigned long long)phdr->p_offset);
 	if (!inside_file(reader, phdr->p_offset, phdr->p_filesz))
@@ -235,13 +361,22 @@ static enum elf_reader_error collect_dynamic_entries(struct reader *reader, cons
 		count = ELF_READER_MAX_DYNAMIC_ENTRIES;
 	if (count == 0)
 		return fail(reader, ELF_READER_MALFORMED, "PT_DYNAMIC holds no entry");
-	Elf_Data *data = elf_getdata_rawchunk(reader->elf, (int64_t)phdr->p_offset, (size_t)count * entry_size, ELF_T_DYN);
-	if (!data)
-		return fail(reader, ELF_READER_MALFORMED, "PT_DYNAMIC: %s", libelf_message());
+	if ((error = read_at(reader, phdr->p_offset, (size_t)count * entry_size, &bytes)))
+		return error;
 	for (size_t i = 0; i < count; i++) {
 		GElf_Dyn dyn;
-		if (!gelf_getdyn(data, (int)i, &dyn))
-			return fail(reader, ELF_READER_MALFORMED, "dynamic entry %zu: %s", i, libelf_message());
+		if (is_32) {
+			Elf32_Dyn d;
+			memcpy(&d, bytes + i * entry_size, sizeof(d));
+			if ((error = translate(reader, ELF_T_DYN, &d, sizeof(d), "dynamic entry")))
+				return error;
+			dyn.d_tag = d.d_tag; /* signed, as gelf_getdyn widens it */
+			dyn.d_un.d_val = d.d_un.d_val;
+		} else {
+			memcpy(&dyn, bytes + i * entry_size, sizeof(dyn));
+			if ((error = translate(reader, ELF_T_DYN, &dyn, sizeof(dyn), "dynamic entry")))
+				return error;
+		}
 		switch (dyn.d_tag) {
 		case DT_NULL:
 			return ELF_READER_OK;
@@ -304,27 +439,26 @@ static enum elf_reader_error read_segments(struct reader *reader, struct elf_fac
 	bool has_dynamic = false, has_interp = false;
 	enum elf_reader_error error;
 	for (size_t i = 0; i < reader->phnum; i++) {
-		GElf_Phdr phdr;
-		if ((error = read_program_header(reader, i, &phdr)))
-			return error;
-		if (phdr.p_type == PT_DYNAMIC && phdr.p_filesz > 0) {
-			dynamic = phdr;
+		const GElf_Phdr *phdr = &reader->phdrs[i];
+		if (phdr->p_type == PT_DYNAMIC && phdr->p_filesz > 0) {
+			dynamic = *phdr;
 			has_dynamic = true;
-		} else if (phdr.p_type == PT_INTERP && !has_interp) {
+		} else if (phdr->p_type == PT_INTERP && !has_interp) {
 			has_interp = true;
-			if ((error = read_interpreter(reader, &phdr, facts)))
+			if ((error = read_interpreter(reader, phdr, facts)))
 				return error;
 		}
 	}
 	return has_dynamic ? read_dynamic(reader, &dynamic, facts) : ELF_READER_OK;
 }
 
-/* What libelf is not asked to judge: the file is a regular file, holds an ELF identification of a
-   class, encoding and version that exist, and a whole ELF header. */
-static enum elf_reader_error check_identification(struct reader *reader, unsigned char *elf_class)
+/* The file is a regular file that holds an ELF identification of a class, encoding and version
+   that exist, and a whole ELF header. */
+static enum elf_reader_error check_identification(struct reader *reader)
 {
-	unsigned char ident[EI_NIDENT];
+	const unsigned char *ident;
 	struct stat st;
+	enum elf_reader_error error;
 	if (fstat(reader->fd, &st) != 0)
 		return fail(reader, ELF_READER_IO, "%s", strerror(errno));
 	if (!S_ISREG(st.st_mode))
@@ -333,12 +467,12 @@ static enum elf_reader_error check_identification(struct reader *reader, unsigne
 	if (reader->file_size < SELFMAG)
 		return fail(reader, ELF_READER_NOT_ELF, "too short for an ELF file (%llu bytes)",
 			    (unsigned long long)reader->file_size);
-	ssize_t n = pread(reader->fd, ident, sizeof(ident), 0);
-	if (n < 0)
-		return fail(reader, ELF_READER_IO, "%s", strerror(errno));
-	if ((size_t)n < SELFMAG || memcmp(ident, ELFMAG, SELFMAG) != 0)
+	size_t n = reader->file_size < EI_NIDENT ? (size_t)reader->file_size : EI_NIDENT;
+	if ((error = read_at(reader, 0, n, &ident)))
+		return error;
+	if (memcmp(ident, ELFMAG, SELFMAG) != 0)
 		return fail(reader, ELF_READER_NOT_ELF, "not an ELF file");
-	if ((size_t)n < EI_NIDENT)
+	if (n < EI_NIDENT)
 		return fail(reader, ELF_READER_MALFORMED, "truncated ELF identification");
 	if (ident[EI_CLASS] != ELFCLASS32 && ident[EI_CLASS] != ELFCLASS64)
 		return fail(reader, ELF_READER_MALFORMED, "unknown ELF class %u", ident[EI_CLASS]);
@@ -351,39 +485,14 @@ static enum elf_reader_error check_identification(struct reader *reader, unsigne
 	if (reader->file_size < header_size)
 		return fail(reader, ELF_READER_MALFORMED, "truncated ELF header (%llu bytes)",
 			    (unsigned long long)reader->file_size);
-	*elf_class = ident[EI_CLASS];
+	memcpy(reader->header.e_ident, ident, EI_NIDENT);
 	return ELF_READER_OK;
-}
-
-/* libelf is handed a private copy-on-write mapping of the file whose ELF header names no section
-   headers: this reader never uses them, and libelf would otherwise count them when it opens the
-   file, allocate about 200 bytes for each one claimed (extended numbering lets a damaged section 0
-   claim one per 64 bytes of the file: gigabytes for a large library), and refuse the whole file
-   for some damage there. Clearing the fields touches one page; the file itself is never written. */
-static void *map_without_section_headers(struct reader *reader, unsigned char elf_class)
-{
-	void *image = mmap(NULL, (size_t)reader->file_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, reader->fd, 0);
-	if (image == MAP_FAILED)
-		return NULL;
-	char *header = image;
-	if (elf_class == ELFCLASS32) {
-		memset(header + offsetof(Elf32_Ehdr, e_shoff), 0, sizeof(Elf32_Off));
-		memset(header + offsetof(Elf32_Ehdr, e_shnum), 0, sizeof(Elf32_Half));
-		memset(header + offsetof(Elf32_Ehdr, e_shstrndx), 0, sizeof(Elf32_Half));
-	} else {
-		memset(header + offsetof(Elf64_Ehdr, e_shoff), 0, sizeof(Elf64_Off));
-		memset(header + offsetof(Elf64_Ehdr, e_shnum), 0, sizeof(Elf64_Half));
-		memset(header + offsetof(Elf64_Ehdr, e_shstrndx), 0, sizeof(Elf64_Half));
-	}
-	return image;
 }
 
 enum elf_reader_error elf_read_facts(const char *path, struct elf_facts *facts, char *message, size_t size)
 {
 	struct reader reader = { .path = path, .message = message, .message_size = size, .fd = -1 };
 	enum elf_reader_error error;
-	unsigned char elf_class = 0;
-	void *image = NULL;
 	if (message && size)
 		message[0] = '\0';
 	if (!facts)
@@ -395,27 +504,14 @@ enum elf_reader_error elf_read_facts(const char *path, struct elf_facts *facts, 
 	reader.fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (reader.fd < 0)
 		return fail(&reader, ELF_READER_IO, "%s", strerror(errno));
-	if ((error = check_identification(&reader, &elf_class)))
+	if ((error = check_identification(&reader)))
 		goto out;
 	if (elf_version(EV_CURRENT) == EV_NONE) {
 		error = fail(&reader, ELF_READER_UNSUPPORTED, "libelf: %s", libelf_message());
 		goto out;
 	}
-	image = map_without_section_headers(&reader, elf_class);
-	if (!image) {
-		error = fail(&reader, ELF_READER_IO, "mmap: %s", strerror(errno));
+	if ((error = read_header(&reader)))
 		goto out;
-	}
-	/* elf_memory reads the image as ELF_C_READ_MMAP does a file: in place, converting on demand. */
-	reader.elf = elf_memory(image, (size_t)reader.file_size);
-	if (!reader.elf || elf_kind(reader.elf) != ELF_K_ELF) {
-		error = fail(&reader, ELF_READER_MALFORMED, "libelf: %s", reader.elf ? "not an ELF object" : libelf_message());
-		goto out;
-	}
-	if (!gelf_getehdr(reader.elf, &reader.header)) {
-		error = fail(&reader, ELF_READER_MALFORMED, "ELF header: %s", libelf_message());
-		goto out;
-	}
 	facts->elf_class = reader.header.e_ident[EI_CLASS];
 	facts->data = reader.header.e_ident[EI_DATA];
 	facts->osabi = reader.header.e_ident[EI_OSABI];
@@ -425,10 +521,8 @@ enum elf_reader_error elf_read_facts(const char *path, struct elf_facts *facts, 
 	if (error == ELF_READER_OK)
 		error = read_segments(&reader, facts);
 out:
-	if (reader.elf)
-		elf_end(reader.elf);
-	if (image)
-		munmap(image, (size_t)reader.file_size);
+	free(reader.phdrs);
+	free(reader.large);
 	close(reader.fd);
 	if (error != ELF_READER_OK)
 		elf_facts_free(facts);

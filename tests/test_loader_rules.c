@@ -112,6 +112,25 @@ START_TEST(test_executable_rpath_applies_to_a_needed_librarys_bare_name_load)
 }
 END_TEST
 
+START_TEST(test_bare_name_of_a_library_without_soname_follows_the_callers_rpath)
+{
+	/* Two copies of an NVIDIA-named library without DT_SONAME: one loaded by path from x/ (and on
+	   LD_LIBRARY_PATH), the other in the caller's DT_RPATH folder y/. The loader does not match the
+	   bare name against the loaded copy (it has no soname): the caller's RPATH gives y's copy. */
+	char *root = test_tmpdir();
+	char *x = test_format("%s/x", root), *y = test_format("%s/y", root);
+	test_mkdirs(x);
+	test_mkdirs(y);
+	test_build_library("value.c", test_format("%s/libcudart.so.12", x), "", "-DVALUE=1");
+	test_build_library("value.c", test_format("%s/libcudart.so.12", y), "", "-DVALUE=2");
+	char *host = test_format("%s/libhost.so", root);
+	test_build_library("host.c", host, "libhost.so", test_format("-DPLUGIN='\"libcudart.so.12\"' -Wl,--disable-new-dtags,-rpath,'%s'", y));
+	const char *env[] = { test_format("LD_LIBRARY_PATH=%s", x), NULL };
+	same_with_and_without(env, test_format("open %s/libcudart.so.12 open %s/libcudart.so.12 call %s host_load_plugin", x, x, host),
+			      "call host_load_plugin: 2");
+}
+END_TEST
+
 START_TEST(test_ld_library_path_order_is_kept)
 {
 	char *root = test_tmpdir();
@@ -223,6 +242,7 @@ int main(void)
 	tcase_add_test(tc, test_rpath_of_caller_is_kept);
 	tcase_add_test(tc, test_origin_of_library_loaded_through_symlink_is_the_links_folder);
 	tcase_add_test(tc, test_executable_rpath_applies_to_a_needed_librarys_bare_name_load);
+	tcase_add_test(tc, test_bare_name_of_a_library_without_soname_follows_the_callers_rpath);
 	tcase_add_test(tc, test_ld_library_path_order_is_kept);
 	tcase_add_test(tc, test_already_loaded_soname_returns_the_same_handle);
 	tcase_add_test(tc, test_pass_through_names_behave_as_without_the_runtime);

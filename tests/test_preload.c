@@ -78,6 +78,23 @@ START_TEST(test_origin_is_the_loaded_path_not_realpath)
 }
 END_TEST
 
+START_TEST(test_library_past_the_readers_bounds_is_still_registered)
+{
+	/* A 17 KB RPATH is past the runtime's reader of dynamic sections; the library loads, and its
+	   folder is registered at the load all the same (the header is enough for that). */
+	struct standin_wheel wheel = standin_nvrtc_wheel(0);
+	char *rpath = test_format("%s", "/nonexistent");
+	while (strlen(rpath) < 17000)
+		rpath = test_format("%s:/nonexistent/%zu", rpath, strlen(rpath));
+	char *cublas = test_format("%s/libcublas.so.12", wheel.lib);
+	test_build_library("value.c", cublas, "libcublas.so.12", test_format("-DVALUE_SYMBOL=cublas_value -Wl,--disable-new-dtags,-rpath,'%s'", rpath));
+	const char *env[] = { standin_preload(), NULL };
+	struct test_run run = test_probe(env, test_format("open %s close %s origin cublas", cublas, cublas));
+	ck_assert_msg(test_contains(run.output, test_format("open %s: %s\n", cublas, cublas)), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("origin cublas: %s\n", wheel.lib)), "%s", run.output);
+}
+END_TEST
+
 START_TEST(test_registered_origin_survives_dlclose)
 {
 	struct standin_wheel wheel = standin_nvrtc_wheel(0);
@@ -281,6 +298,7 @@ int main(void)
 	tcase_add_test(tc, test_late_attach_before_nvrtc_needs_rescan);
 	tcase_add_test(tc, test_load_by_path_registers_its_folder);
 	tcase_add_test(tc, test_origin_is_the_loaded_path_not_realpath);
+	tcase_add_test(tc, test_library_past_the_readers_bounds_is_still_registered);
 	tcase_add_test(tc, test_registered_origin_survives_dlclose);
 	tcase_add_test(tc, test_event_log_has_one_json_line_per_event);
 	tcase_add_test(tc, test_policy_off_records_but_does_not_redirect);

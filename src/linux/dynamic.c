@@ -104,7 +104,8 @@ static bool is_loadable_header(const ElfW(Ehdr) *header)
 
 bool dynamic_file_is_compatible(const struct dynamic_file *file)
 {
-	return is_loadable_kind(file->osabi, file->machine, file->type);
+	/* glibc refuses a shared object without a dynamic section. */
+	return is_loadable_kind(file->osabi, file->machine, file->type) && file->has_dynamic;
 }
 
 /* Opens a regular file without blocking (a FIFO would block a plain open for reading). */

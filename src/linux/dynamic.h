@@ -47,7 +47,7 @@ int dynamic_read_file(const char *path, struct dynamic_file *file);
 
 /* True when the loader would accept a file read by dynamic_read_file for this process (its class,
    byte order and version were checked by the read): an OS ABI it takes, this machine, a shared
-   object. */
+   object with a dynamic section. */
 bool dynamic_file_is_compatible(const struct dynamic_file *file);
 
 /* True when path is a regular file whose ELF header the loader would accept for this process:

@@ -168,7 +168,8 @@ static void register_origin(const struct entry *entry)
 	switch (registry_add_origin(object->family, folder)) {
 	case REGISTRY_ADDED:
 		log_message(LOG_INFO, "%s loaded from %s: registered", family, folder);
-		log_event(&(struct log_event){ .event = "register", .name = object->soname, .path = folder, .family = family });
+		log_event(&(struct log_event){ .event = "register", .name = object->soname[0] ? object->soname : libnames_basename(object->path),
+					       .path = folder, .family = family });
 		break;
 	case REGISTRY_KNOWN:
 		break;
@@ -202,7 +203,9 @@ static int scan_object(struct dl_phdr_info *info, size_t size, void *arg)
 		family = libnames_match_linux(facts.soname, NULL);
 	if (family < 0)
 		return 0;
-	const char *soname = facts.soname ? facts.soname : base;
+	/* Without a DT_SONAME, the loader matches a bare name only against the name the object was
+	   loaded under, which the index does not keep: no soname at all then. */
+	const char *soname = facts.soname ? facts.soname : "";
 	char buffer[PATH_MAX];
 	const char *path = absolute_path(info->dlpi_name, buffer, sizeof(buffer));
 	if (!path)
@@ -247,6 +250,8 @@ static bool is_loaded(const struct entry *entry)
 bool loaded_has_soname(const char *soname)
 {
 	size_t length = strlen(soname);
+	if (length == 0)
+		return false;
 	size_t n = atomic_load_explicit(&entry_count, memory_order_acquire);
 	for (size_t i = 0; i < n; i++)
 		if (entries[i].soname_length == length && memcmp(entries[i].object.soname, soname, length) == 0 && is_loaded(&entries[i]))
@@ -276,7 +281,7 @@ bool loaded_path_of_soname(const char *soname, char *path, size_t size)
 {
 	size_t n = atomic_load_explicit(&entry_count, memory_order_acquire);
 	for (size_t i = 0; i < n; i++)
-		if (strcmp(entries[i].object.soname, soname) == 0 && is_loaded(&entries[i]) && strlen(entries[i].object.path) < size) {
+		if (soname[0] && strcmp(entries[i].object.soname, soname) == 0 && is_loaded(&entries[i]) && strlen(entries[i].object.path) < size) {
 			strcpy(path, entries[i].object.path);
 			return true;
 		}

@@ -92,16 +92,19 @@ static void register_folder_of(int family, const char *path)
 	}
 }
 
-/* An NVIDIA library loaded by path: registered, and, unless the policy is off, what it needs but the
-   loader would not find is loaded first (lookup_load_with_needed). The file is read once for both. */
+/* An NVIDIA library loaded by path: registered when its header is one the loader takes, and, unless
+   the policy is off, what it needs but the loader would not find is loaded first
+   (lookup_load_with_needed, which needs the whole dynamic section read). */
 static void *load_by_path(int family, const char *path, int mode, const void *caller, const struct config *config)
 {
 	struct dynamic_file *file = malloc(sizeof(*file));
 	void *handle = NULL;
-	if (!file || dynamic_read_file(path, file) != 0 || !dynamic_file_is_compatible(file))
+	int read = file ? dynamic_read_file(path, file) : -ENOMEM;
+	/* A file past the reader's bounds (or odd in ways the loader tolerates) is still registered. */
+	if (read == 0 ? !dynamic_file_is_compatible(file) : !dynamic_file_is_loadable(path))
 		goto out;
 	register_folder_of(family, path);
-	if (config->policy != POLICY_OFF)
+	if (read == 0 && config->policy != POLICY_OFF)
 		handle = lookup_load_with_needed(path, file, mode, lookup_object_at(caller));
 out:
 	free(file);
@@ -120,6 +123,7 @@ bool preload_route_dlopen(const char *file, int mode, const void *caller, void *
 	const char *name = by_path ? base + 1 : file;
 	if (!libnames_may_match_linux(name) || busy)
 		goto pass;
+	int saved_errno = errno;
 	/* The hot path: a repeated load of a loaded NVIDIA library. The index says it is loaded; the
 	   loader's own answer for a loaded object is then the call itself, made with RTLD_NOLOAD: the
 	   same reference count and flag promotion as the caller's call, no search, so the caller's
@@ -134,12 +138,16 @@ bool preload_route_dlopen(const char *file, int mode, const void *caller, void *
 			*handle = loaded;
 			return true;
 		}
+		/* Behind: bring the index up to date now, or the calls below that pass straight through
+		   would leave it so, and each repeat of this one would search the file system again. */
+		loaded_sync();
 	}
 
 	/* A $-token, RTLD_NOLOAD and RTLD_DEEPBIND keep the caller's exact semantics. */
-	if (strchr(file, '$') || (mode & (RTLD_NOLOAD | RTLD_DEEPBIND)))
+	if (strchr(file, '$') || (mode & (RTLD_NOLOAD | RTLD_DEEPBIND))) {
+		errno = saved_errno;
 		goto pass;
-	int saved_errno = errno;
+	}
 	busy = true;
 	ensure_initialized();
 	const struct config *config = config_get();
@@ -250,6 +258,7 @@ static bool attach_dependent(int family, void *arg)
 {
 	struct attach *attach = arg;
 	char name[NAME_MAX + 1];
+	loaded_sync(); /* a dependent this scan loaded for an earlier parent is loaded for this one too */
 	if (libnames_is_driver(family) || loaded_has_family(family) || !dependent_name(attach, family, name, sizeof(name)))
 		return false;
 	/* The parent is held while it is looked at: another thread may dlclose it meanwhile. */

@@ -2,7 +2,9 @@
 #include "common.h"
 
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <ftw.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -109,6 +111,26 @@ void test_copy_file(const char *from, const char *to)
 	struct test_run run = test_run(argv, NULL, 60);
 	ck_assert_msg(run.status == 0, "cp %s %s: %s", from, to, run.output);
 	free(run.output);
+}
+
+size_t test_regular_files(const char *folder, const char *pattern, char ***paths)
+{
+	DIR *dir = opendir(folder);
+	ck_assert_msg(dir != NULL, "cannot list %s: %s", folder, strerror(errno));
+	size_t count = 0;
+	*paths = NULL;
+	for (struct dirent *entry; (entry = readdir(dir));) {
+		char *path = test_format("%s/%s", folder, entry->d_name);
+		struct stat st;
+		if (fnmatch(pattern, entry->d_name, 0) != 0 || lstat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
+			free(path);
+			continue;
+		}
+		*paths = realloc(*paths, (count + 1) * sizeof(**paths));
+		(*paths)[count++] = path;
+	}
+	closedir(dir);
+	return count;
 }
 
 void test_build_library(const char *source, const char *path, const char *soname, const char *flags)

@@ -25,6 +25,10 @@ char *test_read_file(const char *path);
 char *test_read_stream(FILE *f, size_t *length);
 void test_copy_file(const char *from, const char *to);
 
+/* The regular files (not links) of folder whose names match the fnmatch pattern, as malloc'd
+   paths in *paths; returns how many. */
+size_t test_regular_files(const char *folder, const char *pattern, char ***paths);
+
 /* Compiles tests/fixtures/SOURCE into a shared library at path with the given soname ("" for none)
    and extra cc flags (e.g. "-Wl,--enable-new-dtags,-rpath,$ORIGIN -DVALUE=7"). */
 void test_build_library(const char *source, const char *path, const char *soname, const char *flags);

@@ -9,8 +9,6 @@
 
 #include "elf/elf_reader.h"
 
-#include <dirent.h>
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,23 +18,7 @@
 static char *lib64;
 
 /* The regular files named lib*.so.* in lib64 (the unversioned names are links to them). */
-static size_t toolkit_libraries(char ***paths)
-{
-	DIR *dir = opendir(lib64);
-	ck_assert_ptr_nonnull(dir);
-	size_t count = 0;
-	*paths = NULL;
-	for (struct dirent *entry; (entry = readdir(dir));) {
-		char *path = test_format("%s/%s", lib64, entry->d_name);
-		struct stat st;
-		if (fnmatch("lib*.so.*", entry->d_name, 0) != 0 || lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
-			continue;
-		*paths = realloc(*paths, (count + 1) * sizeof(**paths));
-		(*paths)[count++] = path;
-	}
-	closedir(dir);
-	return count;
-}
+static size_t toolkit_libraries(char ***paths) { return test_regular_files(lib64, "lib*.so.*", paths); }
 
 /* The text between the first '[' and the last ']' of line, or NULL. */
 static char *bracketed(const char *line)

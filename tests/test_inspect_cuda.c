@@ -8,8 +8,6 @@
 #include "elf/elf_reader.h"
 
 #include <ctype.h>
-#include <dirent.h>
-#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,26 +30,22 @@ static char *interpreter_of(const char *path)
    unversioned names are mostly links to them). */
 static size_t toolkit_libraries(char ***paths)
 {
-	DIR *dir = opendir(lib64);
-	ck_assert_ptr_nonnull(dir);
-	size_t count = 0;
+	char **files = NULL;
+	size_t found = test_regular_files(lib64, "lib*.so*", &files), count = 0;
 	*paths = NULL;
-	for (struct dirent *entry; (entry = readdir(dir));) {
-		char *path = test_format("%s/%s", lib64, entry->d_name);
-		struct stat st;
+	for (size_t i = 0; i < found; i++) {
 		struct elf_facts facts;
 		char message[512];
-		if (fnmatch("lib*.so*", entry->d_name, 0) != 0 || lstat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
-		    elf_read_facts(path, &facts, message, sizeof(message)) != ELF_READER_OK)
+		if (elf_read_facts(files[i], &facts, message, sizeof(message)) != ELF_READER_OK)
 			continue;
 		bool shared = facts.type == 3 /* ET_DYN */ && facts.has_dynamic;
 		elf_facts_free(&facts);
 		if (!shared)
 			continue;
 		*paths = realloc(*paths, (count + 1) * sizeof(**paths));
-		(*paths)[count++] = path;
+		(*paths)[count++] = files[i];
 	}
-	closedir(dir);
+	free(files);
 	return count;
 }
 

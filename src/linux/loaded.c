@@ -136,7 +136,7 @@ static struct entry *find_entry(const char *path, const char *soname, size_t n)
 	return NULL;
 }
 
-static struct entry *append_entry(int family, const char *path, const char *soname, const struct dynamic_facts *facts)
+static struct entry *append_entry(int family, const char *path, const char *soname)
 {
 	size_t n = atomic_load_explicit(&entry_count, memory_order_relaxed);
 	size_t length = strlen(path) + 1;
@@ -151,8 +151,6 @@ static struct entry *append_entry(int family, const char *path, const char *sona
 	entry->object.path = memcpy(text + text_used, path, length);
 	entry->soname_length = strlen(soname);
 	entry->path_length = length - 1;
-	entry->object.has_runpath = facts->has_runpath;
-	entry->object.has_rpath = facts->has_rpath;
 	text_used += length;
 	atomic_store_explicit(&entry_count, n + 1, memory_order_release);
 	return entry;
@@ -213,7 +211,7 @@ static int scan_object(struct dl_phdr_info *info, size_t size, void *arg)
 	size_t n = atomic_load_explicit(&entry_count, memory_order_acquire);
 	struct entry *entry = find_entry(path, soname, n);
 	if (!entry)
-		entry = append_entry(family, path, soname, &facts);
+		entry = append_entry(family, path, soname);
 	if (!entry)
 		return 0;
 	atomic_store_explicit(&entry->generation, scan->generation, memory_order_release);

@@ -13,8 +13,6 @@ struct loaded_object {
 	int family;
 	char soname[LOADED_SONAME_MAX]; /* DT_SONAME, or "" when it has none */
 	const char *path;               /* as loaded (what $ORIGIN means), made absolute */
-	bool has_runpath;
-	bool has_rpath;
 };
 
 void loaded_init(void);

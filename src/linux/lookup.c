@@ -268,7 +268,6 @@ out:
 /* ---- DT_NEEDED ------------------------------------------------------------------------------- */
 
 struct preloads {
-	struct link_map *caller;
 	struct folders *caller_list;
 	int mode; /* the parent's binding mode (RTLD_NOW or RTLD_LAZY), for what it needs too */
 	size_t count;
@@ -439,7 +438,6 @@ void *lookup_load_with_needed(const char *path, const struct dynamic_file *file,
 	if (!needs_an_nvidia_library(file) || !(preloads = calloc(1, sizeof(*preloads))) ||
 	    !loaded_folder_of(path, folder, sizeof(folder)) || !(list = read_search_list(caller)))
 		goto out;
-	preloads->caller = caller;
 	preloads->caller_list = list;
 	preloads->mode = mode & (RTLD_NOW | RTLD_LAZY);
 	struct parent parent = { path, folder, file };

@@ -111,6 +111,19 @@ out:
 	return handle;
 }
 
+/* A library the index says is loaded: the caller's call with RTLD_NOLOAD added is the loader's own
+   answer (see below). True with the handle; false when it was not loaded after all. */
+static bool answer_loaded(const char *file, bool by_path, int mode, const void *caller, void **handle)
+{
+	void *loaded = preload_real_dlopen(file, mode | RTLD_NOLOAD);
+	if (!loaded)
+		return false;
+	if (!by_path && config_get()->policy == POLICY_COHERENT)
+		lookup_report_mixed_origin(file, NULL, caller);
+	*handle = loaded;
+	return true;
+}
+
 bool preload_route_dlopen(const char *file, int mode, const void *caller, void **handle);
 bool preload_route_dlopen(const char *file, int mode, const void *caller, void **handle)
 {
@@ -131,13 +144,8 @@ bool preload_route_dlopen(const char *file, int mode, const void *caller, void *
 	   a loaded object; no indexed name holds a '$'). When the index is behind (the object was
 	   unloaded since), that call loads nothing and returns NULL, and the slow path decides. */
 	if (by_path ? loaded_has_path(file) : loaded_has_soname(file)) {
-		void *loaded = preload_real_dlopen(file, mode | RTLD_NOLOAD);
-		if (loaded) {
-			if (!by_path && config_get()->policy == POLICY_COHERENT)
-				lookup_report_mixed_origin(file, NULL, caller);
-			*handle = loaded;
+		if (answer_loaded(file, by_path, mode, caller, handle))
 			return true;
-		}
 		/* Behind: bring the index up to date now, or the calls below that pass straight through
 		   would leave it so, and each repeat of this one would search the file system again. */
 		loaded_sync();
@@ -157,10 +165,7 @@ bool preload_route_dlopen(const char *file, int mode, const void *caller, void *
 	loaded_sync();
 	if (by_path ? loaded_has_path(file) : loaded_has_soname(file)) {
 		busy = false;
-		*handle = preload_real_dlopen(file, mode | RTLD_NOLOAD);
-		handled = *handle != NULL;
-		if (handled && !by_path && config->policy == POLICY_COHERENT)
-			lookup_report_mixed_origin(file, NULL, caller);
+		handled = answer_loaded(file, by_path, mode, caller, handle);
 		goto out;
 	}
 	struct libname_match match;

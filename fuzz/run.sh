@@ -3,7 +3,7 @@
 #
 #   fuzz/run.sh [-t SECONDS] [-j JOBS] [-o DIR] [TARGET]
 #
-#   TARGET      elf_reader (default): src/elf/elf_reader.c, through fuzz/fuzz_elf_reader.c
+#   TARGET      elf_reader (default): inspect/elf/elf_reader.c, through fuzz/fuzz_elf_reader.c
 #               dynamic: the runtime's reader (src/linux/dynamic.c) against the libelf reader
 #   -t SECONDS  how long to fuzz (default 60)
 #   -j JOBS     fuzzing processes (libFuzzer's -fork; default 1)
@@ -27,9 +27,9 @@
 # a path) and give it a sources_NAME and a libs_NAME line below; the seeds serve every target.
 set -eu
 
-sources_elf_reader="fuzz/fuzz_elf_reader.c fuzz/fuzz_file.c src/elf/elf_reader.c src/dst.c"
+sources_elf_reader="fuzz/fuzz_elf_reader.c fuzz/fuzz_file.c inspect/elf/elf_reader.c src/loader/dst.c"
 libs_elf_reader="-lelf"
-sources_dynamic="fuzz/fuzz_dynamic.c fuzz/fuzz_file.c src/linux/dynamic.c src/elf/elf_reader.c src/dst.c"
+sources_dynamic="fuzz/fuzz_dynamic.c fuzz/fuzz_file.c src/linux/dynamic.c inspect/elf/elf_reader.c src/loader/dst.c"
 libs_dynamic="-lelf"
 
 usage() {
@@ -78,7 +78,7 @@ printf 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n) { (v
 echo "building fuzz_$target"
 # shellcheck disable=SC2086 # the lists are words
 "$clang" -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	-Iinclude -Isrc -Ifuzz $sources $libs -o "$work/fuzz_$target"
+	-Iinclude -Isrc -Iinspect -Ifuzz $sources $libs -o "$work/fuzz_$target"
 
 echo "writing seeds"
 rm -rf "$work/seeds" "$work/standins"

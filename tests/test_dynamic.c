@@ -1,4 +1,4 @@
-/* The runtime's own reader (src/linux/dynamic.c) held against the libelf reader (src/elf/): over
+/* The runtime's own reader (src/linux/dynamic.c) held against the libelf reader (inspect/elf/): over
    stand-ins, over the broken files of tests/elf_corpus.c, and (test_dynamic cuda) over every
    library of the CUDA toolkit. Where libelf reads a file of this process's class and byte order,
    the runtime's reader gives the same facts (or says the file is past its bounds); where libelf

@@ -1,7 +1,7 @@
 /* A small, bounded reader of dynamic sections, of loaded objects (in memory) and of files about to
    be loaded (mapped). It runs inside host processes, the in-memory part where the loader holds its
    locks, so it allocates nothing and trusts no offset it has not checked. tests/test_dynamic.c
-   holds its answers against the libelf reader (src/elf/) over real libraries and broken files. */
+   holds its answers against the libelf reader (inspect/elf/) over real libraries and broken files. */
 #include "dynamic.h"
 
 #include <elf.h>

@@ -12,7 +12,7 @@
 #include "lookup.h"
 
 #include "config.h"
-#include "dst.h"
+#include "loader/dst.h"
 #include "dynamic.h"
 #include "libnames.h"
 #include "loaded.h"

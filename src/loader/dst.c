@@ -1,6 +1,6 @@
 /* Dynamic string tokens, as glibc's _dl_dst_substitute and fillin_rpath apply them to RPATH and
    RUNPATH elements. */
-#include "dst.h"
+#include "loader/dst.h"
 
 #include <stdbool.h>
 #include <stdlib.h>

@@ -11,7 +11,7 @@
 #define _GNU_SOURCE
 #include "elf_reader.h"
 
-#include "dst.h"
+#include "loader/dst.h"
 
 #include <elf.h>
 #include <errno.h>

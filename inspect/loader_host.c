@@ -1,7 +1,7 @@
 #define _GNU_SOURCE
 #include "loader_host.h"
 
-#include "dst.h"
+#include "loader/dst.h"
 
 #include <dlfcn.h>
 #include <elf.h>

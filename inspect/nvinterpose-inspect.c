@@ -3,7 +3,7 @@
    dependency with how it was found and its NVIDIA family, every place looked for a missing one;
    with --policy, --origin or --pid, the tree as it would be with the runtime. */
 #define _GNU_SOURCE
-#include "ld_cache.h"
+#include "loader/ld_cache.h"
 #include "loader_host.h"
 #include "mixed_origin.h"
 #include "render.h"

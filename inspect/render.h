@@ -1,7 +1,7 @@
 /* The three ways to print trees: a tree for a person (text), one JSON document, a Graphviz graph. */
 #pragma once
 
-#include "ld_cache.h"
+#include "loader/ld_cache.h"
 #include "loader_host.h"
 #include "tree.h"
 #include "what_if.h"

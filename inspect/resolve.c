@@ -6,6 +6,7 @@
 
 #include "elf_names.h"
 #include "libnames.h"
+#include "loader/search_order.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -200,45 +201,42 @@ static void report_unmodelled(struct lookup *lookup, const char *folder, const s
 			  folder, host->hwcaps_problem ? host->hwcaps_problem : "unknown");
 }
 
-/* open_path: each folder of one search list in turn, its glibc-hwcaps subfolders first. True when
-   the lookup ends (found, or stopped at an error); false to go on with the next step. */
-static bool search_list(struct lookup *lookup, char **dirs, int count, enum how step)
+/* open_path for one folder: its glibc-hwcaps subfolders first, then the folder itself. */
+static enum loader_visit_result search_folder(struct lookup *lookup, const char *folder, enum how step)
 {
 	struct loader_host *host = lookup->resolver->host;
-	for (int i = 0; i < count; i++) {
-		const struct folder_facts *facts = file_probe_folder(lookup->resolver->probe, dirs[i]);
-		char buffer[PATH_MAX];
-		char *path = file_probe_join_into(buffer, sizeof(buffer), dirs[i], lookup->name);
-		if (!facts || !path || !facts->exists) {
-			if (path && facts)
-				record(lookup, path, step, "no such folder", false);
-			if (path != buffer)
-				free(path);
-			continue;
-		}
-		if (facts->has_glibc_hwcaps || facts->has_legacy)
-			report_unmodelled(lookup, dirs[i], facts);
-		bool ends = false;
-		if (facts->has_glibc_hwcaps && loader_host_hwcaps(host) == HWCAPS_KNOWN) {
-			char *hwcaps = file_probe_join(dirs[i], "glibc-hwcaps");
-			for (size_t k = 0; hwcaps && k < host->hwcaps_count && !ends; k++) {
-				char *sub = file_probe_join(hwcaps, host->hwcaps[k]);
-				char *candidate = sub ? file_probe_join(sub, lookup->name) : NULL;
-				if (candidate)
-					ends = try_file(lookup, candidate, step, host->hwcaps[k], false);
-				free(sub);
-				free(candidate);
-			}
-			free(hwcaps);
-		}
-		if (!ends)
-			ends = try_file(lookup, path, step, NULL, true);
-		if (path != buffer)
-			free(path);
-		if (ends)
-			return lookup->path || lookup->stop;
+	const struct folder_facts *facts = file_probe_folder(lookup->resolver->probe, folder);
+	char buffer[PATH_MAX];
+	char *path = file_probe_join_into(buffer, sizeof(buffer), folder, lookup->name);
+	enum loader_visit_result result = LOADER_NEXT_FOLDER;
+	if (!facts || !path || !facts->exists) {
+		if (path && facts)
+			record(lookup, path, step, "no such folder", false);
+		goto out;
 	}
-	return false;
+	if (facts->has_glibc_hwcaps || facts->has_legacy)
+		report_unmodelled(lookup, folder, facts);
+	bool ends = false;
+	if (facts->has_glibc_hwcaps && loader_host_hwcaps(host) == HWCAPS_KNOWN) {
+		char *hwcaps = file_probe_join(folder, "glibc-hwcaps");
+		for (size_t k = 0; hwcaps && k < host->hwcaps_count && !ends; k++) {
+			char *sub = file_probe_join(hwcaps, host->hwcaps[k]);
+			char *candidate = sub ? file_probe_join(sub, lookup->name) : NULL;
+			if (candidate)
+				ends = try_file(lookup, candidate, step, host->hwcaps[k], false);
+			free(sub);
+			free(candidate);
+		}
+		free(hwcaps);
+	}
+	if (!ends)
+		ends = try_file(lookup, path, step, NULL, true);
+	if (ends)
+		result = lookup->path || lookup->stop ? LOADER_STOP : LOADER_NEXT_STEP;
+out:
+	if (path != buffer)
+		free(path);
+	return result;
 }
 
 static bool under_default_folder(const struct loader_host *host, const char *path)
@@ -302,51 +300,61 @@ static bool search_cache(struct lookup *lookup)
 	return try_file(lookup, entry->path, HOW_CACHE, entry->hwcaps, true) && (lookup->path || lookup->stop);
 }
 
-static void expand_paths(const struct resolver *r, struct object *object)
+/* The object as the loader model sees it: its RPATH and RUNPATH expanded ($ORIGIN its folder), and
+   the object whose DT_NEEDED loaded it. */
+static const struct loader_object *model_of(const struct resolver *r, struct object *object)
 {
 	if (object->rpath_count >= 0)
-		return;
+		return &object->model;
 	object->rpath_count = object->runpath_count = 0;
-	if (!object->facts)
-		return;
+	const struct elf_facts *facts = object->facts;
 	/* An object with a RUNPATH has no RPATH for the loader (get-dynamic-info.h). */
-	if (!object->facts->runpath) {
-		int n = loader_host_expand(r->host, object->facts->rpath, ":", object->origin, &object->rpath);
+	if (facts && !facts->runpath) {
+		int n = loader_host_expand(r->host, facts->rpath, ":", object->origin, &object->rpath);
 		object->rpath_count = n > 0 ? n : 0;
 	}
-	int n = loader_host_expand(r->host, object->facts->runpath, ":", object->origin, &object->runpath);
-	object->runpath_count = n > 0 ? n : 0;
+	if (facts) {
+		int n = loader_host_expand(r->host, facts->runpath, ":", object->origin, &object->runpath);
+		object->runpath_count = n > 0 ? n : 0;
+	}
+	object->model = (struct loader_object){
+		.rpath = { (const char *const *)object->rpath, (size_t)object->rpath_count },
+		.runpath = { (const char *const *)object->runpath, (size_t)object->runpath_count },
+		.has_runpath = facts && facts->runpath,
+		.nodeflib = facts && facts->nodeflib,
+		.loader = object->loader ? model_of(r, object->loader) : NULL,
+	};
+	return &object->model;
 }
 
-/* glibc's search for a name without a slash, in its order. */
-static void search_loader_order(struct lookup *lookup, char **library_path, int library_count)
+static enum how how_of_step(enum loader_step step)
 {
-	const struct resolver *r = lookup->resolver;
-	struct object *asker = lookup->asker;
-	/* 1. DT_RPATH, only when the asker has no DT_RUNPATH: the asker's own, then that of the object
-	      that loaded it, and so on up to the executable (the root), whose RPATH comes last. */
-	if (!asker->facts->runpath)
-		for (struct object *o = asker; o; o = o->loader) {
-			expand_paths(r, o);
-			if (search_list(lookup, o->rpath, o->rpath_count, HOW_RPATH))
-				return;
-		}
-	/* 2. LD_LIBRARY_PATH. */
-	if (search_list(lookup, library_path, library_count, HOW_LD_LIBRARY_PATH))
-		return;
-	/* 3. The asker's DT_RUNPATH (never its loaders'). */
-	expand_paths(r, asker);
-	if (search_list(lookup, asker->runpath, asker->runpath_count, HOW_RUNPATH))
-		return;
-	/* 4. ld.so.cache. */
-	if (search_cache(lookup))
-		return;
-	/* 5. The default folders, unless the asker has DF_1_NODEFLIB. */
-	if (asker->facts->nodeflib) {
-		record(lookup, "(default folders)", HOW_DEFAULT, "not searched: the asker has NODEFLIB", false);
-		return;
+	switch (step) {
+	case LOADER_RPATH: return HOW_RPATH;
+	case LOADER_LD_LIBRARY_PATH: return HOW_LD_LIBRARY_PATH;
+	case LOADER_RUNPATH: return HOW_RUNPATH;
+	case LOADER_CACHE: return HOW_CACHE;
+	case LOADER_DEFAULT:
+	case LOADER_LISTED: break;
 	}
-	search_list(lookup, r->host->default_dirs, (int)r->host->default_count, HOW_DEFAULT);
+	return HOW_DEFAULT;
+}
+
+static enum loader_visit_result visit_folder(const char *folder, enum loader_step step, void *arg)
+{
+	struct lookup *lookup = arg;
+	if (step == LOADER_CACHE)
+		return search_cache(lookup) ? LOADER_STOP : LOADER_NEXT_FOLDER;
+	return search_folder(lookup, folder, how_of_step(step));
+}
+
+/* glibc's search for a DT_NEEDED name without a slash (src/loader/search_order.c). The tree's root
+   is the program, as it is for `ld.so --list`. */
+static void search_loader_order(struct lookup *lookup, const struct loader_process *process)
+{
+	const struct loader_object *asker = model_of(lookup->resolver, lookup->asker);
+	if (!loader_search_order(LOADER_NEEDED, asker, process, visit_folder, lookup) && asker->nodeflib)
+		record(lookup, "(default folders)", HOW_DEFAULT, "not searched: the asker has NODEFLIB", false);
 }
 
 static bool answers_to(const struct object *object, const char *name)
@@ -451,7 +459,7 @@ static void ask_runtime(struct lookup *lookup, struct dependency *dependency)
 }
 
 static void resolve_dependency(const struct resolver *r, struct tree *tree, struct object *asker,
-			       struct dependency *dependency, char **library_path, int library_count)
+			       struct dependency *dependency, const struct loader_process *process)
 {
 	const char *name = dependency->name;
 	struct lookup lookup = { .resolver = r, .tree = tree, .asker = asker, .name = name, .how = HOW_NOT_FOUND,
@@ -472,7 +480,7 @@ static void resolve_dependency(const struct resolver *r, struct tree *tree, stru
 			lookup.how = lookup.stop ? HOW_ERROR : HOW_NOT_FOUND;
 		loader_host_free_dirs(expanded, n > 0 ? (size_t)n : 0);
 	} else {
-		search_loader_order(&lookup, library_path, library_count);
+		search_loader_order(&lookup, process);
 		if (runtime_helps(r, asker, dependency))
 			ask_runtime(&lookup, dependency);
 	}
@@ -481,7 +489,7 @@ static void resolve_dependency(const struct resolver *r, struct tree *tree, stru
 		if (!strchr(name, '/')) {
 			/* Again, keeping every place looked this time. */
 			struct lookup again = { .resolver = r, .tree = tree, .asker = asker, .name = name, .every_attempt = true };
-			search_loader_order(&again, library_path, library_count);
+			search_loader_order(&again, process);
 			free_attempts(lookup.attempts, lookup.attempt_count);
 			lookup.attempts = again.attempts;
 			lookup.attempt_count = again.attempt_count;
@@ -653,6 +661,11 @@ int resolve_tree(const struct resolver *r, const char *file, struct tree *tree, 
 	library_count = loader_host_expand(r->host, r->host->library_path, ":;", tree->root->origin, &library_path);
 	if (library_count < 0)
 		library_count = 0;
+	struct loader_process process = {
+		.program = model_of(r, tree->root),
+		.library_path = { (const char *const *)library_path, (size_t)library_count },
+		.default_dirs = { (const char *const *)r->host->default_dirs, r->host->default_count },
+	};
 	/* Breadth first, as _dl_map_object_deps: every DT_NEEDED of an object before those of its
 	   dependencies, so the first object to name a library is its loader. */
 	for (size_t next = 0; next < tree->object_count; next++) {
@@ -667,7 +680,7 @@ int resolve_tree(const struct resolver *r, const char *file, struct tree *tree, 
 			struct dependency *dependency = &object->needed[i];
 			dependency->name = strdup(object->facts->needed[i]);
 			dependency->family = libnames_match_linux(libnames_basename(dependency->name), NULL);
-			resolve_dependency(r, tree, object, dependency, library_path, library_count);
+			resolve_dependency(r, tree, object, dependency, &process);
 		}
 	}
 	loader_host_free_dirs(library_path, (size_t)library_count);

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "file_probe.h"
-#include "ld_cache.h"
+#include "loader/ld_cache.h"
 #include "loader_host.h"
 #include "tree.h"
 #include "what_if.h"

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "config.h"
+#include "loader/search_order.h"
 
 #include "elf/elf_reader.h"
 
@@ -71,6 +72,7 @@ struct object {
 	ino_t inode;
 	char **rpath, **runpath; /* expanded; no RPATH when there is a RUNPATH */
 	int rpath_count, runpath_count; /* -1 until expanded */
+	struct loader_object model; /* what the loader model reads of it, once expanded */
 	struct dependency *needed;
 	size_t needed_count;
 	bool preloaded;         /* in the process before (--pid), not loaded by this tree */

@@ -202,8 +202,9 @@ struct candidate {
 };
 
 /* The runtime uses a candidate only when it is a shared object this process can load. */
-static bool take_loadable(const char *path, enum search_step step, void *arg)
+static bool take_loadable(const char *path, enum search_step step, enum loader_step loader_step, void *arg)
 {
+	(void)loader_step;
 	struct candidate *candidate = arg;
 	const struct probed_file *file = file_probe_path(candidate->probe, path);
 	if (!file || file->result != PROBE_FOUND)

@@ -1,6 +1,8 @@
 /* NVINTERPOSE_* settings, read once. */
 #pragma once
 
+#include "log.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -9,8 +11,6 @@ enum policy {
 	POLICY_COHERENT, /* an NVIDIA library's NVIDIA dependents from its own folder first */
 	POLICY_OFF,      /* observe and record only */
 };
-
-enum log_level { LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG };
 
 #define CONFIG_PATH_MAX_ENTRIES 32
 #define CONFIG_FOLDER_MAX 4096

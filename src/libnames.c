@@ -56,15 +56,18 @@ static bool match_linux_tail(const char *tail, struct libname_match *match)
 	return is_so_suffix(tail, &match->version);
 }
 
-/* An index of the stems, built once: a bit for each character that follows "lib" in some stem
-   (most names a process loads are not NVIDIA's and stop there), and a hash table from stem to row.
-   A name's stem is what comes before its first '.', less an auditwheel "-HASH"; the row then
-   checks the rest. Until the index is built (a dlopen from a constructor that ran before this
-   one), names are matched by walking the table. */
+/* An index of the stems: a bit for each character that follows "lib" in some stem (most names a
+   process loads are not NVIDIA's and stop there), and a hash table from stem to row. A name's stem
+   is what comes before its first '.', less an auditwheel "-HASH"; the row then checks the rest.
+   Built by the first call that needs it (a dlopen from a constructor can come before any of the
+   runtime's own): that call fills a copy on its stack, and the first to finish publishes it. */
 #define STEM_SLOTS 256 /* a power of two, well above the number of rows */
-static unsigned long long stem_first_chars[4];
-static unsigned short stem_slots[STEM_SLOTS]; /* row + 1; 0 is empty */
-static _Atomic bool stem_index_ready;
+struct stem_index {
+	unsigned long long first_chars[4];
+	unsigned short slots[STEM_SLOTS]; /* row + 1; 0 is empty */
+};
+static struct stem_index published;
+static _Atomic int published_state; /* 0 none, 1 being copied, 2 ready */
 
 static uint32_t hash_stem(const char *s, size_t length)
 {
@@ -74,43 +77,72 @@ static uint32_t hash_stem(const char *s, size_t length)
 	return hash;
 }
 
-__attribute__((constructor)) static void index_stems(void)
+static void fill_stem_index(struct stem_index *index)
 {
+	memset(index, 0, sizeof(*index));
 	for (size_t i = 0; i < libnames_count; i++) {
 		unsigned char first = (unsigned char)libnames[i].linux_stem[3];
-		stem_first_chars[first >> 6] |= 1ull << (first & 63);
+		index->first_chars[first >> 6] |= 1ull << (first & 63);
 		uint32_t slot = hash_stem(libnames[i].linux_stem, libnames[i].linux_stem_length) & (STEM_SLOTS - 1);
-		while (stem_slots[slot])
+		while (index->slots[slot])
 			slot = (slot + 1) & (STEM_SLOTS - 1);
-		stem_slots[slot] = (unsigned short)(i + 1);
+		index->slots[slot] = (unsigned short)(i + 1);
 	}
-	atomic_store_explicit(&stem_index_ready, true, memory_order_release);
 }
 
-static int find_stem(const char *stem, size_t length)
+static const struct stem_index *stem_index(struct stem_index *scratch)
+{
+	if (atomic_load_explicit(&published_state, memory_order_acquire) == 2)
+		return &published;
+	fill_stem_index(scratch);
+	int expected = 0;
+	if (atomic_compare_exchange_strong(&published_state, &expected, 1)) {
+		published = *scratch;
+		atomic_store_explicit(&published_state, 2, memory_order_release);
+	}
+	return scratch;
+}
+
+__attribute__((constructor)) static void publish_stem_index(void)
+{
+	struct stem_index scratch;
+	stem_index(&scratch);
+}
+
+static int find_stem(const struct stem_index *index, const char *stem, size_t length)
 {
 	uint32_t slot = hash_stem(stem, length) & (STEM_SLOTS - 1);
-	for (; stem_slots[slot]; slot = (slot + 1) & (STEM_SLOTS - 1)) {
-		const struct libname_row *row = &libnames[stem_slots[slot] - 1];
+	for (; index->slots[slot]; slot = (slot + 1) & (STEM_SLOTS - 1)) {
+		const struct libname_row *row = &libnames[index->slots[slot] - 1];
 		if (row->linux_stem_length == length && memcmp(row->linux_stem, stem, length) == 0)
-			return stem_slots[slot] - 1;
+			return index->slots[slot] - 1;
 	}
 	return -1;
 }
 
-bool libnames_may_match_linux(const char *name)
+/* Every stem starts with "lib" and has a character after it. */
+static bool may_match(const struct stem_index *index, const char *name)
 {
 	if (name[0] != 'l' || name[1] != 'i' || name[2] != 'b' || name[3] == '\0')
 		return false;
-	if (!atomic_load_explicit(&stem_index_ready, memory_order_acquire))
-		return true;
 	unsigned char first = (unsigned char)name[3];
-	return (stem_first_chars[first >> 6] & (1ull << (first & 63))) != 0;
+	return (index->first_chars[first >> 6] & (1ull << (first & 63))) != 0;
 }
 
-static int match_linux_indexed(const char *name, struct libname_match *match)
+bool libnames_may_match_linux(const char *name)
 {
-	if (!libnames_may_match_linux(name))
+	struct stem_index scratch;
+	return may_match(stem_index(&scratch), name);
+}
+
+int libnames_match_linux(const char *name, struct libname_match *match)
+{
+	struct libname_match unused;
+	struct stem_index scratch;
+	const struct stem_index *index = stem_index(&scratch);
+	if (!match)
+		match = &unused;
+	if (!name || !may_match(index, name))
 		return -1;
 	const char *dot = strchr(name, '.');
 	if (!dot)
@@ -123,33 +155,11 @@ static int match_linux_indexed(const char *name, struct libname_match *match)
 		if (hashed)
 			length -= 9;
 	}
-	int row = find_stem(name, length);
+	int row = find_stem(index, name, length);
 	if (row < 0 || !match_linux_tail(name + libnames[row].linux_stem_length, match))
 		return -1;
 	match->family = row;
 	return row;
-}
-
-int libnames_match_linux(const char *name, struct libname_match *match)
-{
-	struct libname_match scratch;
-	if (!match)
-		match = &scratch;
-	/* Every stem starts with "lib" and is longer than four characters. */
-	if (!name || name[0] != 'l' || name[1] != 'i' || name[2] != 'b' || name[3] == '\0')
-		return -1;
-	if (atomic_load_explicit(&stem_index_ready, memory_order_acquire))
-		return match_linux_indexed(name, match);
-	for (size_t i = 0; i < libnames_count; i++) {
-		const struct libname_row *row = &libnames[i];
-		if (row->linux_stem[3] != name[3] || strncmp(name, row->linux_stem, row->linux_stem_length) != 0)
-			continue;
-		if (match_linux_tail(name + row->linux_stem_length, match)) {
-			match->family = (int)i;
-			return (int)i;
-		}
-	}
-	return -1;
 }
 
 int libnames_match_windows(const char *name, struct libname_match *match)

@@ -130,7 +130,7 @@ void log_event(const struct log_event *event)
 	used = append_field(line, used, sizeof(line) - 2, "path", event->path);
 	used = append_field(line, used, sizeof(line) - 2, "caller", event->caller);
 	used = append_field(line, used, sizeof(line) - 2, "family", event->family);
-	used = append_field(line, used, sizeof(line) - 2, "policy", config_policy_name(config_get()->policy));
+	used = append_field(line, used, sizeof(line) - 2, "policy", event->policy);
 	used = append_field(line, used, sizeof(line) - 2, "reason", event->reason);
 	line[used++] = '}';
 	line[used++] = '\n';

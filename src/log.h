@@ -1,7 +1,10 @@
 /* The human log (stderr) and the JSON-lines event log (NVINTERPOSE_LOG_FILE). */
 #pragma once
 
-#include "config.h"
+#include <stdbool.h>
+#include <stddef.h>
+
+enum log_level { LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG };
 
 struct log_event {
 	const char *event;  /* register, redirect, attach-load, ... */
@@ -9,6 +12,7 @@ struct log_event {
 	const char *path;   /* the file or folder the event is about */
 	const char *caller; /* the object that asked */
 	const char *family;
+	const char *policy; /* the policy the event was decided under */
 	const char *reason;
 };
 

@@ -1,8 +1,9 @@
 /* The order in which a policy looks for a library the loader did not find.
  *
  * fallback (and coherent, which the front applies earlier):
- *   1. the caller's own search list (RPATH chain, LD_LIBRARY_PATH, RUNPATH, default folders), which
- *      the front uses only to learn whether the loader will succeed on its own;
+ *   1. the loader's own search for the asker (src/loader: its RPATH chain, LD_LIBRARY_PATH, RUNPATH,
+ *      ld.so.cache, the system folders), which the front uses only to learn whether the loader will
+ *      succeed on its own;
  *   2. the folder of the NVIDIA library that asked (NVRTC has no RUNPATH: its builtins lie beside it);
  *   3. every registered origin, in the order first seen;
  *   4. the wheel siblings of those folders (CUDA 12 wheels put each component in its own
@@ -35,6 +36,7 @@
 
 struct walk {
 	const struct search_request *request;
+	enum loader_step loader_step; /* while the loader's search is walked */
 	search_visit visit;
 	void *arg;
 	size_t seen_count;
@@ -44,7 +46,7 @@ struct walk {
 const char *search_step_name(enum search_step step)
 {
 	static const char *const names[] = {
-		[SEARCH_CALLER] = "caller search list",
+		[SEARCH_LOADER] = "the loader's search",
 		[SEARCH_CALLER_FOLDER] = "caller's folder",
 		[SEARCH_ORIGIN] = "registered origin",
 		[SEARCH_WHEEL_SIBLING] = "wheel sibling",
@@ -76,7 +78,19 @@ static bool try_folder(struct walk *walk, const char *folder, enum search_step s
 	int n = snprintf(path, sizeof(path), "%.*s%c%s", (int)length, folder, SEPARATOR, walk->request->name);
 	if (n < 0 || (size_t)n >= sizeof(path) || !platform_is_file(path))
 		return false;
-	return walk->visit(path, step, walk->arg);
+	return walk->visit(path, step, step == SEARCH_LOADER ? walk->loader_step : LOADER_LISTED, walk->arg);
+}
+
+static enum loader_visit_result try_loader_folder(const char *folder, enum loader_step step, void *arg)
+{
+	struct walk *walk = arg;
+	walk->loader_step = step;
+	if (step == LOADER_CACHE)
+		return walk->request->cache_entry && platform_is_file(walk->request->cache_entry) &&
+		       walk->visit(walk->request->cache_entry, SEARCH_LOADER, LOADER_CACHE, walk->arg)
+			       ? LOADER_STOP
+			       : LOADER_NEXT_FOLDER;
+	return try_folder(walk, folder, SEARCH_LOADER) ? LOADER_STOP : LOADER_NEXT_FOLDER;
 }
 
 bool search_wheel_root(const char *folder, char *parent, size_t size, const char **leaf)
@@ -144,8 +158,8 @@ bool search_candidates(const struct search_request *request, search_visit visit,
 	walk->visit = visit;
 	walk->arg = arg;
 
-	for (size_t i = 0; request->include_caller_dirs && i < request->caller_dir_count && !stopped; i++)
-		stopped = try_folder(walk, request->caller_dirs[i], SEARCH_CALLER);
+	if (request->asker)
+		stopped = loader_search_order(request->lookup, request->asker, request->process, try_loader_folder, walk);
 	if (!stopped && request->caller_folder)
 		stopped = try_folder(walk, request->caller_folder, SEARCH_CALLER_FOLDER);
 	if (request->caller_folder_only) {

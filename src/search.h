@@ -1,12 +1,16 @@
-/* Candidate paths for a library name, in the order a policy tries them. No hooks, no loading: the
-   front decides what a candidate is worth (its file check) and what to do with it. */
+/* Candidate paths for a library name, in the order a policy tries them: first, when the front must
+   know whether the loader finds the name on its own, the loader's own search (src/loader); then the
+   runtime's places. No hooks, no loading: the front decides what a candidate is worth (its file
+   check) and what to do with it. */
 #pragma once
+
+#include "loader/search_order.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 
 enum search_step {
-	SEARCH_CALLER,          /* the caller's own search list, as the loader walks it */
+	SEARCH_LOADER,          /* the loader's own search (the loader step says which part) */
 	SEARCH_CALLER_FOLDER,   /* the folder of the NVIDIA library that asked */
 	SEARCH_ORIGIN,          /* a registered origin */
 	SEARCH_WHEEL_SIBLING,   /* site-packages/nvidia/<other>/lib beside an origin */
@@ -14,16 +18,20 @@ enum search_step {
 };
 
 struct search_request {
-	const char *name;                /* a bare file name */
-	const char *const *caller_dirs;  /* the loader's folders for the caller, in order */
-	size_t caller_dir_count;
-	const char *caller_folder;       /* NULL unless the caller is an NVIDIA library */
-	bool include_caller_dirs;
+	const char *name; /* a bare file name */
+	/* The loader's search for name (asker NULL: none), walked first: */
+	enum loader_lookup lookup;
+	const struct loader_object *asker;
+	const struct loader_process *process;
+	/* What ld.so.cache holds for name, looked up by the front (the loader's cache step), or NULL. */
+	const char *cache_entry;
+	const char *caller_folder;       /* NULL unless the asker is an NVIDIA library */
 	bool caller_folder_only;         /* only the caller's folder and its wheel siblings (coherent) */
 };
 
-/* Called with each candidate path that exists as a file; returns true to stop the search. */
-typedef bool (*search_visit)(const char *path, enum search_step step, void *arg);
+/* Called with each candidate path that exists as a file; returns true to stop the search. For
+   SEARCH_LOADER, loader_step is the loader's step; it is LOADER_LISTED otherwise. */
+typedef bool (*search_visit)(const char *path, enum search_step step, enum loader_step loader_step, void *arg);
 
 /* Walks the candidates; true when the visitor stopped it. Each folder is tried once. */
 bool search_candidates(const struct search_request *request, search_visit visit, void *arg);

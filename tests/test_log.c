@@ -115,7 +115,7 @@ START_TEST(test_event_is_one_json_line_with_every_field)
 	ck_assert(log_open_event_file(path));
 	struct log_event event = { .event = "redirect", .name = "libnvrtc-builtins.so.13.0",
 				   .path = "/opt/a \"b\"/libnvrtc-builtins.so.13.0", .caller = "/opt/a/libnvrtc.so.13",
-				   .family = "nvrtc-builtins", .reason = "caller's\nfolder" };
+				   .family = "nvrtc-builtins", .policy = "fallback", .reason = "caller's\nfolder" };
 	log_event(&event);
 	char *text = test_read_file(path);
 	ck_assert_ptr_nonnull(text);

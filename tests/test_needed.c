@@ -114,6 +114,45 @@ START_TEST(test_runpath_that_covers_the_dependency_needs_no_help)
 }
 END_TEST
 
+/* A caller library whose RPATH or RUNPATH names a folder A holding another nvJitLink (value 99)
+   dlopens the cusparse stand-in by path. glibc maps the dlopen'ed library with no loader: its
+   DT_NEEDED see its own RPATH or RUNPATH, the program's RPATH, LD_LIBRARY_PATH, the cache and the
+   system folders, never the caller's lists. So A's copy is not found, plainly, and the runtime
+   must supply the wheel sibling's (not predict that the loader finds A's). */
+static void check_dlopen_caller_lists_do_not_reach_the_dt_needed(const char *dtags, const char *cusparse_path_flags)
+{
+	struct wheels w = make_wheels();
+	if (cusparse_path_flags) /* the parent with an RPATH of its own (or none) instead of RUNPATH $ORIGIN */
+		test_build_library("needer.c", w.cusparse_lib, "libcusparse.so.11",
+				   test_format("-DNEEDER_SYMBOL=cusparse_value -DNEEDED_SYMBOL=nvjitlink_value '%s' %s", w.nvjitlink_lib,
+					       cusparse_path_flags));
+	const char *a = test_mkdirs(test_format("%s/a", w.root));
+	test_build_library("value.c", test_format("%s/libnvJitLink.so.12", a), "libnvJitLink.so.12", "-DVALUE_SYMBOL=nvjitlink_value -DVALUE=99");
+	char *caller = test_format("%s/libcaller.so.77", w.root);
+	test_build_library("host.c", caller, "libcaller.so.77",
+			   test_format("-DPLUGIN='\"%s\"' -DPLUGIN_SYMBOL='\"cusparse_value\"' -ldl -Wl,%s,-rpath,%s", w.cusparse_lib, dtags, a));
+	struct test_run plain = test_probe(no_env, test_format("call %s host_load_plugin", caller));
+	ck_assert_msg(test_contains(plain.output, "call host_load_plugin: -1"), "the loader does not search the caller's list: %s", plain.output);
+	const char *env[] = { standin_preload(), NULL };
+	struct test_run run = test_probe(env, test_format("call %s host_load_plugin maps libnvJitLink", caller));
+	ck_assert_msg(test_contains(run.output, "call host_load_plugin: 1007"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("maps: %s\n", w.nvjitlink_lib)), "%s", run.output);
+}
+
+START_TEST(test_dt_needed_of_a_dlopened_library_never_sees_the_callers_runpath)
+{
+	check_dlopen_caller_lists_do_not_reach_the_dt_needed("--enable-new-dtags", NULL);
+}
+END_TEST
+
+START_TEST(test_dt_needed_of_a_dlopened_library_never_sees_the_callers_rpath)
+{
+	/* The parent has no RUNPATH, so an RPATH chain applies to its needs: its own, then the
+	   program's; the dlopen caller is not in that chain. */
+	check_dlopen_caller_lists_do_not_reach_the_dt_needed("--disable-new-dtags", "");
+}
+END_TEST
+
 START_TEST(test_rtld_now_binds_what_the_runtime_supplies)
 {
 	/* The supplied nvJitLink references a function nobody defines. The plain loader, finding that
@@ -160,6 +199,8 @@ int main(void)
 	tcase_add_test(tc, test_dependencies_load_leaves_first);
 	tcase_add_test(tc, test_dependency_cycle_ends);
 	tcase_add_test(tc, test_runpath_that_covers_the_dependency_needs_no_help);
+	tcase_add_test(tc, test_dt_needed_of_a_dlopened_library_never_sees_the_callers_runpath);
+	tcase_add_test(tc, test_dt_needed_of_a_dlopened_library_never_sees_the_callers_rpath);
 	tcase_add_test(tc, test_rtld_now_binds_what_the_runtime_supplies);
 	tcase_add_test(tc, test_deepbind_load_is_left_alone);
 	tcase_add_test(tc, test_policy_off_leaves_dt_needed_alone);

@@ -1,5 +1,5 @@
-/* The candidate order of a policy: the caller's folders, the caller's own folder, the registered
-   origins, their wheel siblings, then NVINTERPOSE_PATH; each folder once, only folders holding the
+/* The candidate order of a policy: the loader's search (src/loader), the caller's own folder, the
+   registered origins, their wheel siblings, then NVINTERPOSE_PATH; each folder once, only folders holding the
    file, and the visitor may stop the walk. Check forks each test: the registry starts empty. */
 #define _GNU_SOURCE
 #include "common.h"
@@ -24,8 +24,9 @@ struct visits {
 	enum search_step steps[MAX_VISITS];
 };
 
-static bool record_visit(const char *path, enum search_step step, void *arg)
+static bool record_visit(const char *path, enum search_step step, enum loader_step loader_step, void *arg)
 {
+	(void)loader_step;
 	struct visits *visits = arg;
 	ck_assert_uint_lt(visits->count, MAX_VISITS);
 	visits->paths[visits->count] = strdup(path);
@@ -52,6 +53,18 @@ static void set_nvinterpose_path(const char *const *folders, size_t n)
 	config_set(&config);
 }
 
+/* An asker whose search the loader listed itself: these folders, in order. */
+static const struct loader_object *listed_asker(const char *const *dirs, size_t count)
+{
+	struct loader_list *list = calloc(1, sizeof(*list));
+	struct loader_object *asker = calloc(1, sizeof(*asker));
+	*list = (struct loader_list){ dirs, count };
+	asker->listed = list;
+	return asker;
+}
+
+static const struct loader_process no_process;
+
 static void register_origin(const char *folder)
 {
 	ck_assert_int_eq(registry_add_origin(libnames_family_index("nvrtc"), folder), REGISTRY_ADDED);
@@ -66,7 +79,7 @@ static void assert_visit(const struct visits *visits, size_t i, const char *fold
 		      expected, search_step_name(step));
 }
 
-START_TEST(test_candidates_follow_caller_dirs_caller_folder_origins_siblings_then_nvinterpose_path)
+START_TEST(test_candidates_follow_the_loader_caller_folder_origins_siblings_then_nvinterpose_path)
 {
 	char *root = test_tmpdir();
 	const char *caller_dirs[] = { folder_with_file(test_format("%s/caller1", root)),
@@ -84,12 +97,12 @@ START_TEST(test_candidates_follow_caller_dirs_caller_folder_origins_siblings_the
 	register_origin(origin2);
 	set_nvinterpose_path(path, 2);
 
-	struct search_request request = { .name = NAME, .caller_dirs = caller_dirs, .caller_dir_count = 2,
-					  .caller_folder = caller_folder, .include_caller_dirs = true };
+	struct search_request request = { .name = NAME, .lookup = LOADER_BARE_NAME, .asker = listed_asker(caller_dirs, 2), .process = &no_process,
+					  .caller_folder = caller_folder };
 	struct visits visits = { 0 };
 	ck_assert(!search_candidates(&request, record_visit, &visits));
-	assert_visit(&visits, 0, caller_dirs[0], SEARCH_CALLER);
-	assert_visit(&visits, 1, caller_dirs[1], SEARCH_CALLER);
+	assert_visit(&visits, 0, caller_dirs[0], SEARCH_LOADER);
+	assert_visit(&visits, 1, caller_dirs[1], SEARCH_LOADER);
 	assert_visit(&visits, 2, caller_folder, SEARCH_CALLER_FOLDER);
 	assert_visit(&visits, 3, origin1, SEARCH_ORIGIN);
 	assert_visit(&visits, 4, wheel_origin, SEARCH_ORIGIN);
@@ -102,13 +115,12 @@ START_TEST(test_candidates_follow_caller_dirs_caller_folder_origins_siblings_the
 }
 END_TEST
 
-START_TEST(test_caller_dirs_are_skipped_unless_included)
+START_TEST(test_without_an_asker_the_loader_is_not_searched)
 {
 	char *root = test_tmpdir();
-	const char *caller_dirs[] = { folder_with_file(test_format("%s/caller", root)) };
 	char *origin = folder_with_file(test_format("%s/origin", root));
 	register_origin(origin);
-	struct search_request request = { .name = NAME, .caller_dirs = caller_dirs, .caller_dir_count = 1 };
+	struct search_request request = { .name = NAME };
 	struct visits visits = { 0 };
 	ck_assert(!search_candidates(&request, record_visit, &visits));
 	ck_assert_uint_eq(visits.count, 1);
@@ -128,12 +140,12 @@ START_TEST(test_a_folder_is_visited_once_across_steps_and_symlinks)
 	register_origin(other);
 	const char *path[] = { folder, link, other };
 	set_nvinterpose_path(path, 3);
-	struct search_request request = { .name = NAME, .caller_dirs = caller_dirs, .caller_dir_count = 3,
-					  .caller_folder = link, .include_caller_dirs = true };
+	struct search_request request = { .name = NAME, .lookup = LOADER_BARE_NAME, .asker = listed_asker(caller_dirs, 3), .process = &no_process,
+					  .caller_folder = link };
 	struct visits visits = { 0 };
 	ck_assert(!search_candidates(&request, record_visit, &visits));
 	ck_assert_uint_eq(visits.count, 2);
-	assert_visit(&visits, 0, folder, SEARCH_CALLER);
+	assert_visit(&visits, 0, folder, SEARCH_LOADER);
 	assert_visit(&visits, 1, other, SEARCH_ORIGIN);
 }
 END_TEST
@@ -147,12 +159,11 @@ START_TEST(test_only_folders_holding_the_file_are_visited)
 	char *missing = test_format("%s/missing", root);
 	char *holder = folder_with_file(test_format("%s/holder", root));
 	const char *caller_dirs[] = { empty, test_format("%s/shadow", root), missing, holder };
-	struct search_request request = { .name = NAME, .caller_dirs = caller_dirs, .caller_dir_count = 4,
-					  .include_caller_dirs = true };
+	struct search_request request = { .name = NAME, .lookup = LOADER_BARE_NAME, .asker = listed_asker(caller_dirs, 4), .process = &no_process };
 	struct visits visits = { 0 };
 	ck_assert(!search_candidates(&request, record_visit, &visits));
 	ck_assert_uint_eq(visits.count, 1);
-	assert_visit(&visits, 0, holder, SEARCH_CALLER);
+	assert_visit(&visits, 0, holder, SEARCH_LOADER);
 }
 END_TEST
 
@@ -307,8 +318,8 @@ int main(void)
 {
 	Suite *suite = suite_create("search");
 	TCase *tc = tcase_create("search");
-	tcase_add_test(tc, test_candidates_follow_caller_dirs_caller_folder_origins_siblings_then_nvinterpose_path);
-	tcase_add_test(tc, test_caller_dirs_are_skipped_unless_included);
+	tcase_add_test(tc, test_candidates_follow_the_loader_caller_folder_origins_siblings_then_nvinterpose_path);
+	tcase_add_test(tc, test_without_an_asker_the_loader_is_not_searched);
 	tcase_add_test(tc, test_a_folder_is_visited_once_across_steps_and_symlinks);
 	tcase_add_test(tc, test_only_folders_holding_the_file_are_visited);
 	tcase_add_test(tc, test_visitor_returning_true_stops_the_walk);

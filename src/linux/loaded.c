@@ -4,14 +4,15 @@
    counters with the last scan's and stops there when nothing changed; otherwise the same call
    scans every object. All index writes happen inside those callbacks, where the loader's list
    lock serializes them, so the runtime takes no lock of its own around the loader's (the order is
-   always the loader's lock first). Origins are registered after the call returns, outside it. */
+   always the loader's lock first). Origins are registered, and anything worth saying is said, after
+   the call returns, outside it. */
 #define _GNU_SOURCE
 #include "loaded.h"
 
 #include "dynamic.h"
 #include "libnames.h"
 #include "log.h"
-#include "registry.h"
+#include "origins.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -39,6 +40,7 @@ static size_t text_used;
 static _Atomic unsigned long long seen_adds = (unsigned long long)-1, seen_subs = (unsigned long long)-1;
 static _Atomic unsigned long scan_generation;    /* the last scan started */
 static _Atomic unsigned long current_generation; /* the newest scan finished */
+static _Atomic bool index_full;     /* an object found no room: said once, after the scan */
 static atomic_flag full_reported = ATOMIC_FLAG_INIT;
 
 /* Forks: glibc's fork does not reset the loader's list lock in the child, so a fork while a thread
@@ -141,8 +143,7 @@ static struct entry *append_entry(int family, const char *path, const char *sona
 	size_t n = atomic_load_explicit(&entry_count, memory_order_relaxed);
 	size_t length = strlen(path) + 1;
 	if (n == LOADED_MAX_OBJECTS || text_used + length > sizeof(text) || strlen(soname) >= LOADED_SONAME_MAX) {
-		if (!atomic_flag_test_and_set(&full_reported))
-			log_message(LOG_WARN, "the index of loaded NVIDIA libraries is full; %s and later ones are left to the plain loader", path);
+		atomic_store(&index_full, true);
 		return NULL;
 	}
 	struct entry *entry = &entries[n];
@@ -160,24 +161,13 @@ static void register_origin(const struct entry *entry)
 {
 	char folder[PATH_MAX];
 	const struct loaded_object *object = &entry->object;
-	if (!loaded_folder_of(object->path, folder, sizeof(folder)))
-		return;
-	const char *family = libnames[object->family].family;
-	switch (registry_add_origin(object->family, folder)) {
-	case REGISTRY_ADDED:
-		log_message(LOG_INFO, "%s loaded from %s: registered", family, folder);
-		log_event(&(struct log_event){ .event = "register", .name = object->soname[0] ? object->soname : libnames_basename(object->path),
-					       .path = folder, .family = family });
-		break;
-	case REGISTRY_KNOWN:
-		break;
-	case REGISTRY_ERROR:
-		log_message(LOG_WARN, "%s loaded from %s: cannot register the folder: %s", family, folder, strerror(errno));
-		break;
-	}
+	if (loaded_folder_of(object->path, folder, sizeof(folder)))
+		origins_register(object->family, folder, object->soname[0] ? object->soname : libnames_basename(object->path),
+				 "seen loaded");
 }
 
-/* Runs with the loader's list lock held: no allocation, no loader calls, no logging. */
+/* Runs with the loader's list lock held: it allocates nothing, calls into no loader function and
+   logs nothing (a full stderr pipe would stall every thread's dl_iterate_phdr meanwhile). */
 static int scan_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct scan *scan = arg;
@@ -224,6 +214,9 @@ void loaded_sync(void)
 	enter_sync();
 	dl_iterate_phdr(scan_object, &scan);
 	leave_sync();
+	if (atomic_load(&index_full) && !atomic_flag_test_and_set(&full_reported))
+		log_message(LOG_WARN, "the index of loaded NVIDIA libraries is full (%d objects); later ones are left to the plain loader",
+			    LOADED_MAX_OBJECTS);
 	if (!scan.changed)
 		return;
 	/* Publish: generations only grow, so a scan that finishes late cannot hide a newer one. */

@@ -1,33 +1,57 @@
-/* Finding NVIDIA libraries on a real caller's behalf: the slow path of the hooks and of the attach
-   scan. Everything here runs outside the loader's locks and may allocate. */
+/* Deciding what the runtime loads for an NVIDIA library, on a real caller's behalf: the slow path of
+   the hooks and of the attach scan. Nothing here loads anything: the answer is a plan, which the
+   front carries out (preload.c). Runs outside the loader's locks and may allocate. */
 #pragma once
 
 #include "dynamic.h"
+#include "search.h"
 
+#include <limits.h>
 #include <link.h>
 #include <stdbool.h>
 
+#define LOOKUP_MAX_LOADS 64
+
+/* One load of the plan. */
+struct lookup_load {
+	char name[NAME_MAX + 1]; /* the name asked for */
+	char path[PATH_MAX];     /* the file the runtime found */
+	int family;
+	enum search_step step;   /* where it found it */
+	bool coherent;           /* chosen by the coherent policy over the loader's own choice */
+	/* First ask the loader by name from the runtime's own frame: its ld.so.cache, which no search
+	   list shows, may hold the name (and it then takes that copy); path only when it does not. */
+	bool by_name_first;
+};
+
+/* What to load, in order: what a library needs comes before it (leaves first). */
+struct lookup_plan {
+	size_t count;
+	struct lookup_load loads[LOOKUP_MAX_LOADS];
+};
+
 /* Installs the fork handler of the mixed-origin bookkeeping. */
 void lookup_init(void);
-
-/* libc's own dlopen, resolved at start-up (preload.c); passthru.S jumps to it. */
-extern void *(*preload_real_dlopen)(const char *file, int mode);
 
 /* The object whose code holds address, as glibc's dlopen determines its caller: when no object
    holds it (generated code), the main program. */
 struct link_map *lookup_object_at(const void *address);
 
-/* An NVIDIA bare name for caller: the handle when the runtime loaded it (or the loader found it
-   only by ld.so.cache), NULL when the plain loader should have the call (it finds the library
-   itself, or nobody does). Call loaded_sync first: the caller's own origin must be registered. */
-void *lookup_bare_name(const char *name, int mode, int family, struct link_map *caller);
+/* An NVIDIA bare name for caller: true with one load in plan when the loader would not find it
+   for the caller (or, under coherent, when the caller's own folder holds another copy); false when
+   the plain loader should have the call (it finds the library itself, or nobody does). Call
+   loaded_sync first: the caller's own origin must be registered. */
+bool lookup_bare_name(const char *name, int family, struct link_map *caller, struct lookup_plan *plan);
 
-/* An NVIDIA library about to be loaded by path: when some of its DT_NEEDED NVIDIA libraries would
-   not be found by the loader but are in a registered origin, a wheel sibling or NVINTERPOSE_PATH,
-   loads those first (leaves first, RTLD_LOCAL), then the library, then drops its own handles so
-   that dlclose still unloads the tree. NULL when there was nothing to do or the load failed: the
-   plain loader should have the call. */
-void *lookup_load_with_needed(const char *path, const struct dynamic_file *file, int mode, struct link_map *caller);
+/* An NVIDIA library about to be dlopen'ed by path: true with the loads (leaves first) when some of
+   its DT_NEEDED NVIDIA libraries would not be found by the loader for it (or, under coherent, would
+   come from elsewhere than its own installation) but are in a registered origin, a wheel sibling or
+   NVINTERPOSE_PATH; false when it needs nothing from the runtime. */
+bool lookup_needed(const char *path, const struct dynamic_file *file, struct lookup_plan *plan);
+
+/* True when the loader holds an object under this name now (RTLD_NOLOAD; for a name it does not
+   hold, the loader still searches the file system before it says so). */
+bool lookup_loaded_by_name(const char *name);
 
 /* Under the coherent policy, when name is already loaded but the asker's folder (or its wheel
    siblings) holds another copy: a warning and a "mixed-origin" event with both paths. Each soname

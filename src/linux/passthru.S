@@ -1,11 +1,13 @@
-/* The hooks' entry points. Each asks the runtime (a C call) whether it handles the load; when it
-   does not, it jumps into the real function with the caller's own arguments and return address,
-   so the loader sees the real caller: its RPATH and RUNPATH, its $ORIGIN, its namespace. A C
-   wrapper cannot promise this: at -O0 it calls, and glibc then takes the wrapper for the caller. */
+/* The hooks' entry points (their contract with the routes is route.h). Each asks the runtime (a C
+   call) what to do with the load; unless it handled it, the stub jumps into the real function with
+   the caller's own arguments and return address, so the loader sees the real caller: its RPATH and
+   RUNPATH, its $ORIGIN, its namespace. A C wrapper cannot promise this: at -O0 it calls, and glibc
+   then takes the wrapper for the caller. */
 
 #if defined(__x86_64__)
 
-/* HOOK(name, route, real): name(a, b, c) -> route(a, b, c, return address, &handle) */
+/* HOOK(name, route, real): name(a, b, c) -> route(a, b, c, return address, &handle):
+   ROUTE_HANDLED returns handle, ROUTE_PASS jumps to real(a, b, c). */
 .macro HOOK name, route, real, args
 	.text
 	.globl \name
@@ -35,8 +37,8 @@ preload_hook_\name:
 	mov %rsp, %r8
 	.endif
 	call \route
-	test %al, %al
-	jz 1f
+	cmp $1, %eax                  /* ROUTE_HANDLED */
+	jne 1f
 	mov (%rsp), %rax
 	add $40, %rsp
 	.cfi_adjust_cfa_offset -40
@@ -52,8 +54,8 @@ preload_hook_\name:
 	.size \name, .-\name
 .endm
 
-HOOK dlopen, preload_route_dlopen, preload_real_dlopen, 2
-HOOK dlmopen, preload_route_dlmopen, preload_real_dlmopen, 3
+HOOK dlopen, route_dlopen, real_dlopen, 2
+HOOK dlmopen, route_dlmopen, real_dlmopen, 3
 
 .section .note.GNU-stack, "", @progbits
 

@@ -1,25 +1,32 @@
-/* The LD_PRELOAD front: the dlopen and dlmopen hooks, start-up and the late-attach scan.
+/* The LD_PRELOAD front: the routes of the dlopen and dlmopen hooks (route.h), start-up and the
+ * late-attach scan.
  *
- * The hooks' entry points are in passthru.S. Each calls a route function here, which either
- * handles the load (returns true and the handle) or declines, and the stub then jumps into the real
- * function as if the runtime were not there. The runtime makes the call itself in three cases only:
- *   - a repeated load of an NVIDIA library that is loaded (the same call with RTLD_NOLOAD: for a
- *     loaded object the caller's frame changes nothing);
- *   - an NVIDIA library asked for by bare name that is not loaded, that the loader would not find
- *     for the real caller (or, under coherent, that the caller's own folder holds), and that a
- *     registered origin, a wheel sibling or NVINTERPOSE_PATH holds;
- *   - an NVIDIA library loaded by path whose NVIDIA DT_NEEDED the runtime had to load first.
- * Everything else, including every failure, goes to the plain loader with the caller's own frame. */
+ * A route classifies a call once and acts on the class:
+ *   - not an NVIDIA name, a name with '$', RTLD_NOLOAD, RTLD_DEEPBIND, dlopen(NULL), the runtime
+ *     disabled: passed to the loader with the caller's own frame;
+ *   - a repeated load of an NVIDIA library that is loaded: the caller's call with RTLD_NOLOAD added,
+ *     which for a loaded object is the loader's own answer (the same reference count and flag
+ *     promotion, no search), so the caller's frame changes nothing;
+ *   - an NVIDIA bare name that is not loaded: the loader gets it unless lookup.c plans a copy the
+ *     loader would not find for the real caller (or, under coherent, the caller's own one);
+ *   - an NVIDIA library by path: registered, and loaded after what it needs, when lookup.c plans
+ *     some NVIDIA DT_NEEDED the loader would not find for it.
+ * The runtime loads only what a plan names (and the library whose needs it loaded), outside any
+ * lock of its own, with its recursion guard down, so constructors of what it loads reach the hooks
+ * as any code does. Everything else, including every failure, goes to the plain loader. */
 #define _GNU_SOURCE
+#include "route.h"
+
 #include "config.h"
 #include "dynamic.h"
 #include "front.h"
 #include "libnames.h"
 #include "loaded.h"
 #include "log.h"
-#include "registry.h"
 #include "lookup.h"
-#include "search.h"
+#include "origins.h"
+#include "real.h"
+#include "registry.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -27,37 +34,21 @@
 #include <limits.h>
 #include <link.h>
 #include <pthread.h>
-#include <stdalign.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
-
-/* Read by passthru.S: the functions the hooks hand over to. */
-void *(*preload_real_dlopen)(const char *file, int mode);
-void *(*preload_real_dlmopen)(Lmid_t namespace, const char *file, int mode);
 
 /* The hooks themselves (hidden labels in passthru.S), to tell whether they are the ones the
    process binds to. */
 extern char preload_hook_dlopen[];
 
-/* Set while this thread runs the runtime's own code: a dlopen that reaches the hooks then (from a
-   constructor of a library the runtime loads) goes straight to the loader. */
+/* Set while this thread runs the runtime's own code (outside the loads it makes): a dlopen that
+   reaches the hooks then goes straight to the loader. */
 static __thread bool busy __attribute__((tls_model("initial-exec")));
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static const char *environment(const char *name) { return getenv(name); }
-
-/* Outside the once below: dlsym takes the loader's lock, and a thread that holds that lock (running
-   a constructor) may be the next to need the real functions. Idempotent, so a race only repeats it. */
-static void resolve_real_functions(void)
-{
-	/* RTLD_NEXT finds libc's default versions whether the runtime was preloaded or dlopen'ed. */
-	if (!preload_real_dlmopen)
-		preload_real_dlmopen = (void *(*)(Lmid_t, const char *, int))dlsym(RTLD_NEXT, "dlmopen");
-	if (!preload_real_dlopen)
-		preload_real_dlopen = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
-}
 
 /* Settings, the event log and the fork handlers: no loader call in here. */
 static void initialize(void)
@@ -72,149 +63,220 @@ static void initialize(void)
 
 static void ensure_initialized(void)
 {
-	resolve_real_functions();
+	real_resolve(); /* outside the once: see real.h */
 	pthread_once(&once, initialize);
 }
 
-/* A library loaded by path is registered before the loader has it, so that its folder is known
-   even if it is unloaded before the runtime's next contact: the folder of the path as given (what
-   $ORIGIN will mean), once the file is known to be one the loader can take. Objects a load brings
-   in as DT_NEEDED are registered at the next sync. */
-static void register_folder_of(int family, const char *path)
-{
-	char folder[PATH_MAX];
-	if (!loaded_folder_of(path, folder, sizeof(folder)))
-		return;
-	if (registry_add_origin(family, folder) == REGISTRY_ADDED) {
-		log_message(LOG_INFO, "%s loaded from %s: registered", libnames[family].family, folder);
-		log_event(&(struct log_event){ .event = "register", .name = libnames_basename(path), .path = folder,
-					       .family = libnames[family].family, .reason = "loaded by path" });
-	}
-}
+static const char *policy_name(void) { return config_policy_name(config_get()->policy); }
 
-/* An NVIDIA library loaded by path: registered when its header is one the loader takes, and, unless
-   the policy is off, what it needs but the loader would not find is loaded first
-   (lookup_load_with_needed, which needs the whole dynamic section read). */
-static void *load_by_path(int family, const char *path, int mode, const void *caller, const struct config *config)
+/* ---- carrying out a plan -------------------------------------------------------------------- */
+
+/* The runtime's own load, with the recursion guard down for the constructors it runs. */
+static void *load(const char *file, int mode)
 {
-	struct dynamic_file *file = malloc(sizeof(*file));
-	void *handle = NULL;
-	int read = file ? dynamic_read_file(path, file) : -ENOMEM;
-	/* A file past the reader's bounds (or odd in ways the loader tolerates) is still registered. */
-	if (read == 0 ? !dynamic_file_is_compatible(file) : !dynamic_file_is_loadable(path))
-		goto out;
-	register_folder_of(family, path);
-	if (read == 0 && config->policy != POLICY_OFF)
-		handle = lookup_load_with_needed(path, file, mode, lookup_object_at(caller));
-out:
-	free(file);
+	busy = false;
+	void *handle = real_dlopen(file, mode);
+	busy = true;
 	return handle;
 }
 
-/* A library the index says is loaded: the caller's call with RTLD_NOLOAD added is the loader's own
-   answer (see below). True with the handle; false when it was not loaded after all. */
-static bool answer_loaded(const char *file, bool by_path, int mode, const void *caller, void **handle)
+/* One load of a plan, with mode; NULL (and a warning) when it fails. The event is "redirect" (or
+   "coherent") for a bare name the caller asked for, "needed" for what a library loaded by path
+   needs, "attach-load" for what the attach scan loads. */
+static void *load_planned(const struct lookup_load *planned, int mode, const char *asker, const char *event)
 {
-	void *loaded = preload_real_dlopen(file, mode | RTLD_NOLOAD);
+	if (planned->by_name_first) {
+		void *handle = load(planned->name, mode);
+		if (handle)
+			return handle; /* the loader's ld.so.cache had it: its own answer */
+	}
+	void *handle = load(planned->path, mode);
+	const char *reason = planned->coherent ? "coherent: the asker's folder or its wheel siblings" : search_step_name(planned->step);
+	if (!handle) {
+		log_message(LOG_WARN, "%s for %s: %s did not load: %s", planned->name, asker, planned->path, dlerror());
+		return NULL;
+	}
+	if (strcmp(event, "redirect") == 0 && planned->coherent)
+		event = "coherent";
+	log_message(LOG_INFO, "%s for %s: loaded %s (%s)", planned->name, asker, planned->path, reason);
+	log_event(&(struct log_event){ .event = event, .name = planned->name, .path = planned->path, .caller = asker,
+				       .family = libnames[planned->family].family, .policy = policy_name(), .reason = reason });
+	return handle;
+}
+
+/* A library loaded by path after what it needs: each of those RTLD_LOCAL with the caller's binding
+   mode (the loader then reuses them by soname), then the library with the caller's mode; then the
+   runtime's own references go, so that dlclose still unloads the tree. NULL when nothing of the
+   plan loaded (the plain loader then has the call) or the library itself did not load. */
+static void *load_with_needs(const char *path, int mode, const struct lookup_plan *plan)
+{
+	void **handles = malloc(plan->count * sizeof(*handles));
+	size_t held = 0;
+	void *handle = NULL;
+	for (size_t i = 0; handles && i < plan->count; i++) {
+		const struct lookup_load *planned = &plan->loads[i];
+		/* First loaded wins, even when it arrived a moment ago (another thread). */
+		if (planned->coherent && lookup_loaded_by_name(planned->name))
+			continue;
+		void *needed = load_planned(planned, (mode & (RTLD_NOW | RTLD_LAZY)) | RTLD_LOCAL, path, "needed");
+		if (needed)
+			handles[held++] = needed;
+	}
+	if (held)
+		handle = load(path, mode);
+	for (size_t i = 0; i < held; i++)
+		dlclose(handles[i]);
+	free(handles);
+	return handle;
+}
+
+/* ---- the routes --------------------------------------------------------------------------- */
+
+/* A call the runtime may act on: an NVIDIA name, with the mode that allows it. */
+struct request {
+	const char *file;
+	const char *name; /* its basename */
+	bool by_path;
+	int family;
+	struct libname_match match;
+};
+
+static bool classify(const char *file, int mode, struct request *request)
+{
+	if (!file || busy)
+		return false;
+	const char *slash = strrchr(file, '/');
+	request->file = file;
+	request->by_path = slash != NULL;
+	request->name = slash ? slash + 1 : file;
+	/* Names that are not NVIDIA's leave after a glance at the table: that is nearly every call. */
+	if ((request->family = libnames_match_linux(request->name, &request->match)) < 0)
+		return false;
+	/* A $-token, RTLD_NOLOAD and RTLD_DEEPBIND keep the caller's exact semantics; no indexed name
+	   holds a '$', and for a loaded object those flags change nothing, so the hot path below may
+	   still answer them. */
+	return true;
+}
+
+static bool is_loaded(const struct request *request)
+{
+	return request->by_path ? loaded_has_path(request->file) : loaded_has_soname(request->file);
+}
+
+/* The hot path: the index says the object is loaded, and the caller's call with RTLD_NOLOAD added
+   is then the loader's own answer. When the index is behind (the object was unloaded since), that
+   call loads nothing and returns NULL. */
+static bool answer_loaded(const struct request *request, int mode, const void *caller, void **handle)
+{
+	void *loaded = real_dlopen(request->file, mode | RTLD_NOLOAD);
 	if (!loaded)
 		return false;
-	if (!by_path && config_get()->policy == POLICY_COHERENT)
-		lookup_report_mixed_origin(file, NULL, caller);
+	if (!request->by_path && config_get()->policy == POLICY_COHERENT)
+		lookup_report_mixed_origin(request->file, NULL, caller);
 	*handle = loaded;
 	return true;
 }
 
-bool preload_route_dlopen(const char *file, int mode, const void *caller, void **handle);
-bool preload_route_dlopen(const char *file, int mode, const void *caller, void **handle)
+/* An NVIDIA library loaded by path is registered before the loader has it, so that its folder is
+   known even if it is unloaded before the runtime's next contact: the folder of the path as given
+   (what $ORIGIN will mean), once the file is one the loader can take. */
+static void register_path(int family, const char *path)
 {
-	/* Names that are not NVIDIA's leave first, after a glance at the table: that is nearly every
-	   call. */
-	if (!file)
-		goto pass;
-	const char *base = strrchr(file, '/');
-	bool by_path = base != NULL;
-	const char *name = by_path ? base + 1 : file;
-	if (!libnames_may_match_linux(name) || busy)
-		goto pass;
-	int saved_errno = errno;
-	/* The hot path: a repeated load of a loaded NVIDIA library. The index says it is loaded; the
-	   loader's own answer for a loaded object is then the call itself, made with RTLD_NOLOAD: the
-	   same reference count and flag promotion as the caller's call, no search, so the caller's
-	   frame does not matter (nor do its RTLD_NOLOAD and RTLD_DEEPBIND, which change nothing for
-	   a loaded object; no indexed name holds a '$'). When the index is behind (the object was
-	   unloaded since), that call loads nothing and returns NULL, and the slow path decides. */
-	if (by_path ? loaded_has_path(file) : loaded_has_soname(file)) {
-		if (answer_loaded(file, by_path, mode, caller, handle))
-			return true;
+	char folder[PATH_MAX];
+	if (loaded_folder_of(path, folder, sizeof(folder)))
+		origins_register(family, folder, libnames_basename(path), "loaded by path");
+}
+
+static enum route_action act_by_path(const struct request *request, int mode, void **handle)
+{
+	struct dynamic_file *file = malloc(sizeof(*file));
+	struct lookup_plan *plan = NULL;
+	enum route_action action = ROUTE_PASS;
+	int read = file ? dynamic_read_file(request->file, file) : -ENOMEM;
+	/* A file past the reader's bounds (or odd in ways the loader tolerates) is still registered. */
+	if (read == 0 ? !dynamic_file_is_compatible(file) : !dynamic_file_is_loadable(request->file))
+		goto out;
+	register_path(request->family, request->file);
+	/* A path is the caller's choice and is never redirected; what it needs may be helped. */
+	if (read != 0 || config_get()->policy == POLICY_OFF || !(plan = malloc(sizeof(*plan))) ||
+	    !lookup_needed(request->file, file, plan))
+		goto out;
+	if ((*handle = load_with_needs(request->file, mode, plan)))
+		action = ROUTE_HANDLED;
+out:
+	free(plan);
+	free(file);
+	return action;
+}
+
+static enum route_action act_on_bare_name(const struct request *request, int mode, const void *caller, void **handle)
+{
+	struct lookup_plan *plan = NULL;
+	enum route_action action = ROUTE_PASS;
+	if (config_get()->policy == POLICY_OFF || libnames_is_driver(request->family) || !(plan = malloc(sizeof(*plan))))
+		goto out;
+	struct link_map *object = lookup_object_at(caller);
+	const char *asker = object->l_name && object->l_name[0] ? object->l_name : "(main program)";
+	if (lookup_bare_name(request->file, request->family, object, plan) &&
+	    (*handle = load_planned(&plan->loads[0], mode, asker, "redirect")))
+		action = ROUTE_HANDLED;
+out:
+	free(plan);
+	return action;
+}
+
+static enum route_action act(const struct request *request, int mode, const void *caller, void **handle)
+{
+	if (is_loaded(request)) {
+		if (answer_loaded(request, mode, caller, handle))
+			return ROUTE_HANDLED;
 		/* Behind: bring the index up to date now, or the calls below that pass straight through
 		   would leave it so, and each repeat of this one would search the file system again. */
 		loaded_sync();
 	}
-
-	/* A $-token, RTLD_NOLOAD and RTLD_DEEPBIND keep the caller's exact semantics. */
-	if (strchr(file, '$') || (mode & (RTLD_NOLOAD | RTLD_DEEPBIND))) {
-		errno = saved_errno;
-		goto pass;
-	}
-	busy = true;
+	if (strchr(request->file, '$') || (mode & (RTLD_NOLOAD | RTLD_DEEPBIND)))
+		return ROUTE_PASS;
 	ensure_initialized();
-	const struct config *config = config_get();
-	bool handled = false;
-	if (config->disabled)
-		goto out;
-	loaded_sync();
-	if (by_path ? loaded_has_path(file) : loaded_has_soname(file)) {
-		busy = false;
-		handled = answer_loaded(file, by_path, mode, caller, handle);
-		goto out;
-	}
-	struct libname_match match;
-	int family = libnames_match_linux(name, &match);
-	if (family < 0)
-		goto out;
-	if (by_path) {
-		/* A path is the caller's choice and is never redirected; what it needs may be helped. */
-		busy = false;
-		*handle = load_by_path(family, file, mode, caller, config);
-		handled = *handle != NULL;
-		goto out;
-	}
-	if (config->policy == POLICY_OFF || libnames_is_driver(family))
-		goto out;
-	/* Constructors of the library loaded here may dlopen in turn: they deserve the full treatment. */
-	busy = false;
-	*handle = lookup_bare_name(file, mode, family, lookup_object_at(caller));
-	handled = *handle != NULL;
-out:
-	busy = false;
-	if (!handled)
-		errno = saved_errno;
-	return handled;
-pass:
-	if (!preload_real_dlopen)
-		resolve_real_functions(); /* a dlopen from a constructor that ran before the runtime's */
-	return false;
+	if (config_get()->disabled)
+		return ROUTE_PASS;
+	loaded_sync(); /* what loaded since the last call, its origins registered */
+	if (is_loaded(request))
+		return answer_loaded(request, mode, caller, handle) ? ROUTE_HANDLED : ROUTE_PASS;
+	return request->by_path ? act_by_path(request, mode, handle) : act_on_bare_name(request, mode, caller, handle);
 }
 
-bool preload_route_dlmopen(Lmid_t namespace, const char *file, int mode, const void *caller, void **handle);
-bool preload_route_dlmopen(Lmid_t namespace, const char *file, int mode, const void *caller, void **handle)
+enum route_action route_dlopen(const char *file, int mode, const void *caller, void **handle)
+{
+	struct request request;
+	if (!real_dlopen)
+		real_resolve(); /* a dlopen from a constructor that ran before the runtime's */
+	if (!classify(file, mode, &request))
+		return ROUTE_PASS;
+	int saved_errno = errno;
+	busy = true;
+	enum route_action action = act(&request, mode, caller, handle);
+	busy = false;
+	errno = saved_errno;
+	return action;
+}
+
+enum route_action route_dlmopen(Lmid_t namespace, const char *file, int mode, const void *caller, void **handle)
 {
 	/* Every dlmopen goes to the loader: code inside another namespace binds to that namespace's
 	   own libc and never reaches these hooks, so nothing there could be redirected consistently.
 	   An NVIDIA library given by path is still an origin worth knowing. */
+	struct request request;
 	(void)namespace, (void)mode, (void)caller, (void)handle;
-	if (busy)
-		return false;
+	if (!classify(file, mode, &request) || !request.by_path || strchr(file, '$'))
+		return ROUTE_PASS;
 	int saved_errno = errno;
 	busy = true;
 	ensure_initialized();
-	int family = file && strchr(file, '/') && !strchr(file, '$') ? libnames_match_linux(libnames_basename(file), NULL) : -1;
-	if (!config_get()->disabled && family >= 0)
-		if (dynamic_file_is_loadable(file))
-			register_folder_of(family, file);
+	if (!config_get()->disabled && dynamic_file_is_loadable(file))
+		register_path(request.family, file);
 	busy = false;
 	errno = saved_errno;
-	return false;
+	return ROUTE_PASS;
 }
 
 /* ---- The attach scan ---------------------------------------------------------------------------
@@ -225,6 +287,7 @@ bool preload_route_dlmopen(Lmid_t namespace, const char *file, int mode, const v
 struct attach {
 	const struct loaded_object *parent;
 	struct libname_match parent_match;
+	struct lookup_plan plan;
 	int loaded;
 };
 
@@ -267,24 +330,16 @@ static bool attach_dependent(int family, void *arg)
 	if (libnames_is_driver(family) || loaded_has_family(family) || !dependent_name(attach, family, name, sizeof(name)))
 		return false;
 	/* The parent is held while it is looked at: another thread may dlclose it meanwhile. */
-	void *pin = preload_real_dlopen(attach->parent->path, RTLD_LAZY | RTLD_NOLOAD);
+	void *pin = real_dlopen(attach->parent->path, RTLD_LAZY | RTLD_NOLOAD);
 	struct link_map *parent = NULL;
 	if (!pin)
 		return false; /* unloaded since the last sync */
-	void *handle = dlinfo(pin, RTLD_DI_LINKMAP, &parent) == 0 && parent
-			       ? lookup_bare_name(name, RTLD_LAZY | RTLD_LOCAL, family, parent)
-			       : NULL;
+	void *handle = NULL;
+	if (dlinfo(pin, RTLD_DI_LINKMAP, &parent) == 0 && parent && lookup_bare_name(name, family, parent, &attach->plan))
+		handle = load_planned(&attach->plan.loads[0], RTLD_LAZY | RTLD_LOCAL, attach->parent->path, "attach-load");
 	dlclose(pin);
-	if (!handle)
-		return false;
-	/* The handle is kept: the dependent stays for the parent to find by soname. */
-	attach->loaded++;
-	struct link_map *object = NULL;
-	dlinfo(handle, RTLD_DI_LINKMAP, &object);
-	log_message(LOG_INFO, "attached late: loaded %s for %s", object ? object->l_name : name, attach->parent->path);
-	log_event(&(struct log_event){ .event = "attach-load", .name = name, .path = object ? object->l_name : NULL,
-				       .caller = attach->parent->path, .family = libnames[family].family,
-				       .reason = "run-time dependent its loader would not find" });
+	if (handle) /* kept: the dependent stays for the parent to find by soname */
+		attach->loaded++;
 	return false;
 }
 
@@ -304,17 +359,19 @@ static bool hooks_bound(void) { return dlsym(RTLD_DEFAULT, "dlopen") == (void *)
 
 static int attach_scan(void)
 {
-	struct attach attach = { 0 };
 	ensure_initialized();
 	const struct config *config = config_get();
-	if (config->disabled)
+	struct attach *attach;
+	if (config->disabled || busy || !(attach = calloc(1, sizeof(*attach))))
 		return 0;
 	busy = true;
 	loaded_sync();
 	if (config->policy != POLICY_OFF && !hooks_bound())
-		loaded_foreach(attach_parent, &attach);
+		loaded_foreach(attach_parent, attach);
 	busy = false;
-	return attach.loaded;
+	int loaded = attach->loaded;
+	free(attach);
+	return loaded;
 }
 
 void front_sync(void)

@@ -103,3 +103,11 @@ int dst_expand_search_path(const char *list, const char *origin, const char *lib
 	}
 	return (int)count;
 }
+
+bool dst_uses_token(const char *list, const char *name)
+{
+	for (const char *s = list ? strchr(list, '$') : NULL; s; s = strchr(s + 1, '$'))
+		if (token_length(s + 1, strlen(s + 1), name))
+			return true;
+	return false;
+}

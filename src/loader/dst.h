@@ -2,6 +2,7 @@
    runtime (DT_NEEDED lookups) and the libelf reader (the inspector). */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Expands the tokens in one search-path list (an RPATH or RUNPATH value, ':'-separated) by glibc's
@@ -12,3 +13,6 @@
    caller frees; returns how many there are in all, or -1 when memory runs out. */
 int dst_expand_search_path(const char *list, const char *origin, const char *lib, const char *platform,
 			   char **elements, size_t capacity);
+
+/* True when list uses the token name ("ORIGIN", "LIB", "PLATFORM") in either spelling. */
+bool dst_uses_token(const char *list, const char *name);

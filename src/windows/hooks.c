@@ -17,7 +17,7 @@
 #include "libnames.h"
 #include "log.h"
 #include "pe_file.h"
-#include "runtime.h"
+#include "modules.h"
 #include "search.h"
 #include "utf16.h"
 
@@ -143,9 +143,10 @@ struct candidate {
 	bool found;
 };
 
-static bool consider_candidate(const char *path, enum search_step step, void *arg)
+static bool consider_candidate(const char *path, enum search_step step, enum loader_step loader_step, void *arg)
 {
 	struct candidate *candidate = arg;
+	(void)loader_step;
 	if (strlen(path) >= sizeof(candidate->path_utf8) || !utf16_from_utf8(path, candidate->path, WIDE_PATH_MAX))
 		return false;
 	if (!pe_file_is_loadable_dll(candidate->path)) {
@@ -177,7 +178,7 @@ static bool nvidia_caller(const void *address, char *folder, size_t size, char *
 	char base[96];
 	if (n == 0 || n >= WIDE_PATH_MAX || !utf8_from_utf16(path, name, name_size))
 		return false;
-	return runtime_family_of_name(path, base, sizeof(base)) >= 0 && runtime_module_folder(module, folder, size);
+	return modules_family_of_name(path, base, sizeof(base)) >= 0 && modules_folder(module, folder, size);
 }
 
 static HMODULE load_from_origins(const struct load_call *call, int family, const char *name)
@@ -205,9 +206,10 @@ static HMODULE load_from_origins(const struct load_call *call, int family, const
 		log_event(&(struct log_event){ .event = "redirect", .name = name, .path = candidate->path_utf8,
 					       .caller = caller_is_nvidia ? caller_name : NULL,
 					       .family = libnames[family].family,
+					       .policy = config_policy_name(config_get()->policy),
 					       .reason = search_step_name(candidate->step) });
-		runtime_register_module(module);
-		runtime_sync();
+		modules_register(module);
+		modules_add_directories();
 	} else {
 		log_message(LOG_WARN, "%s for %s: %s did not load (error %lu)", name, who, candidate->path_utf8,
 			    GetLastError());
@@ -220,16 +222,16 @@ out:
 static HMODULE load(const struct load_call *call)
 {
 	char name[96];
-	int family = runtime_family_of_name(call->wide, name, sizeof(name));
-	if (family < 0 || !runtime_active() || call->file || (call->flags & DATA_LOAD_FLAGS))
+	int family = modules_family_of_name(call->wide, name, sizeof(name));
+	if (family < 0 || !modules_active() || call->file || (call->flags & DATA_LOAD_FLAGS))
 		return call_loader(call);
 
-	runtime_sync(); /* origins registered under the loader lock reach AddDllDirectory before this search */
+	modules_add_directories(); /* origins registered under the loader lock reach AddDllDirectory before this search */
 	HMODULE module = call_loader(call);
 	DWORD error = GetLastError();
 	if (module) {
-		runtime_register_module(module);
-		runtime_sync();
+		modules_register(module);
+		modules_add_directories();
 	} else if (is_bare_name(call->wide) && config_get()->policy != POLICY_OFF && !libnames_is_driver(family) &&
 		   (error == ERROR_MOD_NOT_FOUND || error == ERROR_BAD_EXE_FORMAT)) {
 		module = load_from_origins(call, family, name);
@@ -292,7 +294,7 @@ static FARPROC WINAPI hook_get_proc_address(HMODULE module, LPCSTR name)
    CreateProcess, answers it: it is left alone. */
 static bool injects_into(DWORD flags)
 {
-	return runtime_active() && config_get()->inject_children && !(flags & (DEBUG_PROCESS | DEBUG_ONLY_THIS_PROCESS));
+	return modules_active() && config_get()->inject_children && !(flags & (DEBUG_PROCESS | DEBUG_ONLY_THIS_PROCESS));
 }
 
 /* The child was created suspended: the runtime is loaded into it, then it runs (unless the caller
@@ -301,7 +303,7 @@ static void start_child(const PROCESS_INFORMATION *child, DWORD flags)
 {
 	DWORD saved = GetLastError();
 	wchar_t dll[WIDE_PATH_MAX];
-	DWORD n = GetModuleFileNameW(runtime_module(), dll, WIDE_PATH_MAX);
+	DWORD n = GetModuleFileNameW(modules_self(), dll, WIDE_PATH_MAX);
 	DWORD result = n > 0 && n < WIDE_PATH_MAX ? inject_library(child->hProcess, dll, CHILD_INJECT_TIMEOUT_MS)
 						   : ERROR_FILENAME_EXCED_RANGE;
 	if (result == 0)

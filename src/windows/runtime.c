@@ -1,11 +1,11 @@
-/* The Windows front: DllMain and start-up, the scan of loaded modules, registering origins, the
- * deferred AddDllDirectory, and the functions the shared rooms ask of a front (front.h).
+/* The Windows front's start-up: DllMain, the scan of loaded modules and the loader's notifications
+ * (import tables patched, origins registered through modules.c), and the functions the shared rooms
+ * ask of a front (front.h).
  *
  * Under the loader lock (DllMain, the loader's notifications) the runtime does only what cannot
  * deadlock: it reads its settings, patches import tables (memory writes) and records origins (file
- * queries, no loading). AddDllDirectory, which takes the loader's own locks, waits for the next hook
- * or API call made outside the loader lock. Nothing here ever waits for another thread. */
-#include "runtime.h"
+ * queries, no loading). Nothing here ever waits for another thread. */
+#include "modules.h"
 
 #include "config.h"
 #include "front.h"
@@ -36,156 +36,6 @@ struct dll_notification {
 	ULONG size;
 };
 #define DLL_NOTIFICATION_LOADED 1
-
-static HMODULE self;
-static bool active;
-static _Atomic size_t directories_added; /* registry entries [0, this) went to AddDllDirectory */
-static DLL_DIRECTORY_COOKIE(WINAPI *add_dll_directory)(PCWSTR folder);
-
-HMODULE runtime_module(void) { return self; }
-
-bool runtime_active(void) { return active; }
-
-/* PEB.LoaderLock, the critical section the loader holds around DllMain calls and notifications:
-   at 0x110 in a 64-bit PEB and 0xa0 in a 32-bit one, on Windows and on Wine. Read once at start-up. */
-#ifdef _WIN64
-#define PEB_LOADER_LOCK_OFFSET 0x110
-#else
-#define PEB_LOADER_LOCK_OFFSET 0xa0
-#endif
-static const RTL_CRITICAL_SECTION *loader_lock;
-
-static void find_loader_lock(HMODULE ntdll)
-{
-	void *(NTAPI *current_peb)(void) = (void *(NTAPI *)(void))(void (*)(void))GetProcAddress(ntdll, "RtlGetCurrentPeb");
-	const unsigned char *peb = current_peb ? current_peb() : NULL;
-	if (peb)
-		loader_lock = *(RTL_CRITICAL_SECTION *const *)(peb + PEB_LOADER_LOCK_OFFSET);
-}
-
-/* Without the lock's address every thread is taken to hold it, and AddDllDirectory is never called
-   (start-up says so): a deadlock would be worse than a folder not added. */
-static bool holds_loader_lock(void)
-{
-	return !loader_lock || (DWORD)(ULONG_PTR)loader_lock->OwningThread == GetCurrentThreadId();
-}
-
-int runtime_family_of_name(const wchar_t *name, char *base, size_t size)
-{
-	if (!name || size < 8)
-		return -1;
-	const wchar_t *start = name;
-	for (const wchar_t *s = name; *s; s++)
-		if (*s == L'\\' || *s == L'/' || *s == L':')
-			start = s + 1;
-	/* NVIDIA's DLL names are short and ASCII: anything else is not one, without a conversion. */
-	size_t n = 0;
-	bool dot = false;
-	for (const wchar_t *s = start; *s; s++) {
-		if (*s >= 0x80 || n + 5 >= size)
-			return -1;
-		dot |= *s == L'.';
-		base[n++] = (char)*s;
-	}
-	if (dot)
-		base[n] = '\0';
-	else
-		memcpy(base + n, ".dll", 5);
-	return libnames_match_windows(base, NULL);
-}
-
-/* The folder part of a path of length characters, in UTF-8 with '\' separators ("C:\" for a file
-   at the root). */
-static bool folder_of_path(const wchar_t *path, size_t length, char *folder, size_t size)
-{
-	size_t end = length;
-	while (end > 0 && path[end - 1] != L'\\' && path[end - 1] != L'/')
-		end--;
-	if (end == 0)
-		return false;
-	if (end > 1 && path[end - 2] != L':')
-		end--; /* drop the separator, but keep the one of a drive's root */
-	if (!utf8_from_utf16_counted(path, end, folder, size))
-		return false;
-	for (char *s = folder; *s; s++)
-		if (*s == '/')
-			*s = '\\';
-	return true;
-}
-
-/* Registers the folder of an NVIDIA module loaded as path (length characters). */
-static void register_path(const wchar_t *path, size_t length)
-{
-	size_t start = length;
-	while (start > 0 && path[start - 1] != L'\\' && path[start - 1] != L'/')
-		start--;
-	char name[256], folder[CONFIG_FOLDER_MAX];
-	if (!utf8_from_utf16_counted(path + start, length - start, name, sizeof(name)))
-		return;
-	int family = libnames_match_windows(name, NULL);
-	if (family < 0 || !folder_of_path(path, length, folder, sizeof(folder)))
-		return;
-	if (registry_add_origin(family, folder) == REGISTRY_ADDED) {
-		log_message(LOG_INFO, "%s loaded from %s: registered", libnames[family].family, folder);
-		log_event(&(struct log_event){ .event = "register", .name = name, .path = folder,
-					       .family = libnames[family].family, .reason = "loaded" });
-	}
-}
-
-bool runtime_module_folder(HMODULE module, char *folder, size_t size)
-{
-	wchar_t path[WIDE_PATH_MAX];
-	DWORD n = GetModuleFileNameW(module, path, WIDE_PATH_MAX);
-	return n > 0 && n < WIDE_PATH_MAX && folder_of_path(path, n, folder, size);
-}
-
-void runtime_register_module(HMODULE module)
-{
-	wchar_t path[WIDE_PATH_MAX];
-	DWORD saved = GetLastError();
-	DWORD n = GetModuleFileNameW(module, path, WIDE_PATH_MAX);
-	if (n > 0 && n < WIDE_PATH_MAX)
-		register_path(path, n);
-	SetLastError(saved);
-}
-
-void runtime_sync(void)
-{
-	const struct config *config = config_get();
-	/* The policy off observes only: the process's search stays as it is. */
-	if (!active || !add_dll_directory || !config->add_dll_directory || config->policy == POLICY_OFF ||
-	    holds_loader_lock())
-		return;
-	DWORD saved = GetLastError();
-	size_t n = registry_count();
-	size_t i = atomic_load_explicit(&directories_added, memory_order_acquire);
-	while (i < n) {
-		/* Each origin goes to AddDllDirectory once, from whichever thread claims it. */
-		if (!atomic_compare_exchange_weak(&directories_added, &i, i + 1))
-			continue;
-		const struct registry_origin *origin = registry_at(i);
-		const char *folder = origin->folder;
-		wchar_t wide[WIDE_PATH_MAX];
-		/* Entries are per family: NVRTC and its builtins share a folder, which goes once. */
-		bool known = false;
-		for (size_t k = 0; k < i && !known; k++)
-			known = registry_at(k)->device == origin->device && registry_at(k)->inode == origin->inode;
-		if (known) {
-			i++;
-			continue;
-		}
-		if (utf16_from_utf8(folder, wide, WIDE_PATH_MAX) && add_dll_directory(wide)) {
-			log_message(LOG_INFO, "AddDllDirectory(%s)", folder);
-			log_event(&(struct log_event){ .event = "add-dll-directory", .path = folder,
-						       .family = libnames[origin->family].family,
-						       .reason = "registered origin" });
-		} else {
-			log_message(LOG_WARN, "AddDllDirectory(%s) failed (error %lu)", folder, GetLastError());
-		}
-		i++;
-	}
-	SetLastError(saved);
-}
 
 /* The settings come from the process's wide environment, in UTF-8. config_read uses each value
    before it asks for the next, and reads them once, at start-up, under the loader lock. */
@@ -231,7 +81,7 @@ static VOID CALLBACK on_dll_notification(ULONG reason, const struct dll_notifica
 		return;
 	DWORD saved = GetLastError();
 	patch(data->base);
-	register_path(data->full_name->Buffer, data->full_name->Length / sizeof(wchar_t));
+	modules_register_path(data->full_name->Buffer, data->full_name->Length / sizeof(wchar_t));
 	SetLastError(saved);
 }
 
@@ -253,7 +103,7 @@ static void scan_loaded_modules(void)
 	}
 	for (DWORD i = 0; i < needed / sizeof(HMODULE); i++) {
 		patch(modules[i]);
-		runtime_register_module(modules[i]);
+		modules_register(modules[i]);
 	}
 out:
 	free(modules);
@@ -263,7 +113,7 @@ out:
 static LONG(NTAPI *lock_loader)(ULONG flags, ULONG *state, ULONG_PTR *cookie);
 static LONG(NTAPI *unlock_loader)(ULONG flags, ULONG_PTR cookie);
 
-static void start(void)
+static void start(HMODULE self)
 {
 	config_load(environment, false);
 	const struct config *config = config_get();
@@ -276,22 +126,18 @@ static void start(void)
 	registry_init();
 
 	HMODULE ntdll = GetModuleHandleW(L"ntdll.dll");
+	modules_start(self, ntdll);
 	unpatched[0] = self;
 	unpatched[1] = ntdll;
 	unpatched[2] = GetModuleHandleW(L"kernelbase.dll");
 	unpatched[3] = GetModuleHandleW(L"kernel32.dll");
-	find_loader_lock(ntdll);
-	if (!loader_lock && config->add_dll_directory)
-		log_message(LOG_WARN, "the loader lock was not found; registered folders do not go to AddDllDirectory");
-	add_dll_directory = (DLL_DIRECTORY_COOKIE(WINAPI *)(PCWSTR))(void (*)(void))GetProcAddress(
-		GetModuleHandleW(L"kernel32.dll"), "AddDllDirectory");
 	lock_loader = (LONG(NTAPI *)(ULONG, ULONG *, ULONG_PTR *))(void (*)(void))GetProcAddress(ntdll, "LdrLockLoaderLock");
 	unlock_loader = (LONG(NTAPI *)(ULONG, ULONG_PTR))(void (*)(void))GetProcAddress(ntdll, "LdrUnlockLoaderLock");
 	if (!hooks_resolve()) {
 		log_message(LOG_ERROR, "kernel32 lacks a loader function; nvinterpose.dll does nothing in this process");
 		return;
 	}
-	active = true;
+	modules_set_active();
 
 	/* The notification first, then the scan: a module loaded in between is seen twice, which
 	   patches and registers nothing more, rather than not at all. */
@@ -318,20 +164,19 @@ BOOL WINAPI DllMain(HINSTANCE instance, DWORD reason, LPVOID reserved)
 	if (reason == DLL_PROCESS_ATTACH) {
 		DWORD saved = GetLastError();
 		int saved_errno = errno;
-		self = instance;
 		DisableThreadLibraryCalls(instance);
-		start();
+		start(instance);
 		errno = saved_errno;
 		SetLastError(saved);
 	}
 	return TRUE;
 }
 
-void front_sync(void) { runtime_sync(); }
+void front_sync(void) { modules_add_directories(); }
 
 int front_rescan(void)
 {
-	if (!active)
+	if (!modules_active())
 		return 0;
 	ULONG_PTR cookie = 0;
 	if (lock_loader && unlock_loader && lock_loader(0, NULL, &cookie) == 0) {
@@ -340,7 +185,7 @@ int front_rescan(void)
 	} else {
 		log_message(LOG_WARN, "nvi_rescan: the loader lock cannot be taken; nothing rescanned");
 	}
-	runtime_sync();
+	modules_add_directories();
 	/* The Windows hooks retry in place; a rescan loads no dependents ahead of time. */
 	return 0;
 }

@@ -102,8 +102,9 @@ struct visit {
 	enum search_step step;
 };
 
-static bool remember(const char *path, enum search_step step, void *arg)
+static bool remember(const char *path, enum search_step step, enum loader_step loader_step, void *arg)
 {
+	(void)loader_step;
 	struct visit *visit = arg;
 	snprintf(visit->path, sizeof(visit->path), "%s", path);
 	visit->step = step;
@@ -116,7 +117,7 @@ static void test_wheel_siblings(void)
 	make_folder("site-packages\\nvidia\\.hidden\\bin");
 	make_file("site-packages\\nvidia\\nvjitlink\\bin\\nvJitLink_130_0.dll");
 	make_file("site-packages\\nvidia\\.hidden\\bin\\nvfatbin_130_0.dll");
-	struct visit visit = { "", SEARCH_CALLER };
+	struct visit visit = { "", SEARCH_LOADER };
 	struct search_request request = { .name = "nvJitLink_130_0.dll" };
 	harness_check(search_candidates(&request, remember, &visit) && visit.step == SEARCH_WHEEL_SIBLING &&
 			      _stricmp(visit.path, at("site-packages\\nvidia\\nvjitlink\\bin\\nvJitLink_130_0.dll")) == 0,

@@ -2,7 +2,7 @@
    string offset comes from a file anyone with root can write, so each is checked against the file's
    size before it is used; the search is a binary search, bounded whatever order the file is in. */
 #define _GNU_SOURCE
-#include "ld_cache.h"
+#include "loader/ld_cache.h"
 
 #include <errno.h>
 #include <fcntl.h>

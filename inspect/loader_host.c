@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gnu/libc-version.h>
+#include <limits.h>
 #include <link.h>
 #include <poll.h>
 #include <signal.h>
@@ -93,15 +94,6 @@ out:
 	return count;
 }
 
-static char *folder_of(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	if (!slash)
-		return strdup(".");
-	if (slash == path)
-		return strdup("/");
-	return strndup(path, (size_t)(slash - path));
-}
 
 /* glibc's default folders, from the loader's own search list for this program (dlinfo
    RTLD_DI_SERINFO): LD_LIBRARY_PATH's folders come first there and are left out. The inspector has
@@ -126,10 +118,11 @@ static int learn_default_dirs(struct loader_host *host, char *message, size_t si
 	char exe[4096];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	exe[n > 0 ? n : 0] = '\0';
-	char *own_origin = folder_of(exe);
+	char own_origin[PATH_MAX];
+	if (!dst_origin_of(exe, own_origin, sizeof(own_origin)))
+		strcpy(own_origin, ".");
 	const char *own_library_path = getenv("LD_LIBRARY_PATH");
 	library_count = loader_host_expand(host, own_library_path, ":;", own_origin, &library_dirs);
-	free(own_origin);
 	unsigned start = 0;
 	for (int i = 0; i < library_count && start < info->dls_cnt; i++)
 		if (strcmp(info->dls_serpath[start].dls_name, serinfo_spelling(library_dirs[i])) == 0)

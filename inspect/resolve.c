@@ -6,6 +6,7 @@
 
 #include "elf_names.h"
 #include "libnames.h"
+#include "loader/dst.h"
 #include "loader/search_order.h"
 
 #include <elf.h>
@@ -128,18 +129,8 @@ static void free_attempts(struct attempt *attempts, size_t count)
 
 static char *folder_of(const char *path)
 {
-	char *absolute = NULL;
-	if (path[0] != '/') {
-		char cwd[PATH_MAX];
-		/* _dl_new_object: a relative name is taken from the current folder, unnormalized. */
-		if (!getcwd(cwd, sizeof(cwd)) || asprintf(&absolute, "%s%s%s", cwd, strcmp(cwd, "/") ? "/" : "", path) < 0)
-			return strdup(".");
-		path = absolute;
-	}
-	const char *slash = strrchr(path, '/');
-	char *folder = slash == path ? strdup("/") : strndup(path, (size_t)(slash - path));
-	free(absolute);
-	return folder;
+	char folder[PATH_MAX];
+	return strdup(dst_origin_of(path, folder, sizeof(folder)) ? folder : ".");
 }
 
 /* What one candidate file means for the search. True when the search of this list ends here. */

@@ -11,6 +11,7 @@
 
 #include "dynamic.h"
 #include "libnames.h"
+#include "loader/dst.h"
 #include "log.h"
 #include "origins.h"
 
@@ -85,34 +86,12 @@ void loaded_init(void)
 		pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
 }
 
-bool loaded_folder_of(const char *path, char *folder, size_t size)
-{
-	const char *slash = strrchr(path, '/');
-	size_t length = slash ? (size_t)(slash - path) : 0;
-	size_t used = 0;
-	if (path[0] != '/') {
-		/* The loader resolves $ORIGIN of a relative path against the working directory. */
-		if (!getcwd(folder, size))
-			return false;
-		used = strlen(folder);
-		if (length && used + 1 < size)
-			folder[used++] = '/';
-	} else if (length == 0) {
-		length = 1; /* "/libx.so" lives in "/" */
-	}
-	if (used + length >= size)
-		return false;
-	memcpy(folder + used, path, length);
-	folder[used + length] = '\0';
-	return true;
-}
-
 /* path, or (relative) path against the working folder, in buffer. */
 static const char *absolute_path(const char *path, char *buffer, size_t size)
 {
 	if (path[0] == '/')
 		return path;
-	if (!loaded_folder_of(path, buffer, size))
+	if (!dst_origin_of(path, buffer, size))
 		return NULL;
 	size_t used = strlen(buffer);
 	const char *base = libnames_basename(path);
@@ -161,7 +140,7 @@ static void register_origin(const struct entry *entry)
 {
 	char folder[PATH_MAX];
 	const struct loaded_object *object = &entry->object;
-	if (loaded_folder_of(object->path, folder, sizeof(folder)))
+	if (dst_origin_of(object->path, folder, sizeof(folder)))
 		origins_register(object->family, folder, object->soname[0] ? object->soname : libnames_basename(object->path),
 				 "seen loaded");
 }

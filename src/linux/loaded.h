@@ -34,5 +34,3 @@ bool loaded_has_path(const char *path);
 /* Visits the NVIDIA objects loaded as of the last sync; stops when visit returns true. */
 void loaded_foreach(bool (*visit)(const struct loaded_object *object, void *arg), void *arg);
 
-/* Writes the folder of path (made absolute against the working directory) into folder. */
-bool loaded_folder_of(const char *path, char *folder, size_t size);

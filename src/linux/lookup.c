@@ -180,7 +180,7 @@ void lookup_report_mixed_origin(const char *name, const char *asker, const void 
 		struct link_map *object = lookup_object_at(asker_code);
 		asker = object && object->l_name && object->l_name[0] ? object->l_name : NULL;
 	}
-	if (!asker || libnames_match_linux(libnames_basename(asker), NULL) < 0 || !loaded_folder_of(asker, folder, sizeof(folder)) ||
+	if (!asker || libnames_match_linux(libnames_basename(asker), NULL) < 0 || !dst_origin_of(asker, folder, sizeof(folder)) ||
 	    !loaded_path_of_soname(name, loaded, sizeof(loaded)))
 		return;
 	int family = libnames_match_linux(name, NULL);
@@ -219,15 +219,14 @@ bool lookup_bare_name(const char *name, int family, struct link_map *caller, str
 	char caller_folder[PATH_MAX];
 	bool planned = false;
 	plan->count = 0;
-	/* Loaded meanwhile (or by another thread): the loader's answer is that object. */
-	if (!finding || loaded_has_soname(name) || !(listed = read_listed(caller)))
+	if (!finding || !(listed = read_listed(caller)))
 		goto out;
 	memset(finding, 0, sizeof(*finding));
 	struct finding *own = finding + 1;
 
 	const char *caller_name = caller->l_name && caller->l_name[0] ? caller->l_name : "";
 	bool caller_is_nvidia = libnames_match_linux(libnames_basename(caller_name), NULL) >= 0 &&
-				loaded_folder_of(caller_name, caller_folder, sizeof(caller_folder));
+				dst_origin_of(caller_name, caller_folder, sizeof(caller_folder));
 	struct loader_object asker = { .listed = &listed->list };
 	struct loader_process process = { 0 };
 	struct search_request request = {
@@ -374,7 +373,7 @@ static void plan_need(struct parent *parent, const char *name, struct needs *nee
 	/* The candidate is dlopen'ed by the runtime in its turn: its own needs come first. */
 	struct parent *child = &work->child;
 	if (depth < NEEDED_MAX_DEPTH && dynamic_read_file(finding->candidate, &work->file) == 0 &&
-	    loaded_folder_of(finding->candidate, work->folder, sizeof(work->folder))) {
+	    dst_origin_of(finding->candidate, work->folder, sizeof(work->folder))) {
 		*child = (struct parent){ .path = finding->candidate, .folder = work->folder, .file = &work->file };
 		if (model_parent(child))
 			plan_needs_of(child, needs, depth + 1);
@@ -413,7 +412,7 @@ bool lookup_needed(const char *path, const struct dynamic_file *file, struct loo
 	plan->count = 0;
 	/* The process's lists as the loader gives them for the runtime's own object, which has neither
 	   RPATH nor RUNPATH: the program's RPATH, LD_LIBRARY_PATH, the system folders. */
-	if (!needs_an_nvidia_library(file) || !loaded_folder_of(path, folder, sizeof(folder)) || !model_parent(&parent) ||
+	if (!needs_an_nvidia_library(file) || !dst_origin_of(path, folder, sizeof(folder)) || !model_parent(&parent) ||
 	    !(needs = calloc(1, sizeof(*needs))) || !(process = read_listed(lookup_object_at((const void *)lookup_needed))))
 		goto out;
 	needs->plan = plan;

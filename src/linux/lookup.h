@@ -39,8 +39,8 @@ struct link_map *lookup_object_at(const void *address);
 
 /* An NVIDIA bare name for caller: true with one load in plan when the loader would not find it
    for the caller (or, under coherent, when the caller's own folder holds another copy); false when
-   the plain loader should have the call (it finds the library itself, or nobody does). Call
-   loaded_sync first: the caller's own origin must be registered. */
+   the plain loader should have the call (it finds the library itself, or nobody does). For a name
+   the index does not hold, after loaded_sync: the caller's own origin must be registered. */
 bool lookup_bare_name(const char *name, int family, struct link_map *caller, struct lookup_plan *plan);
 
 /* An NVIDIA library about to be dlopen'ed by path: true with the loads (leaves first) when some of

@@ -22,6 +22,7 @@
 #include "front.h"
 #include "libnames.h"
 #include "loaded.h"
+#include "loader/dst.h"
 #include "log.h"
 #include "lookup.h"
 #include "origins.h"
@@ -183,7 +184,7 @@ static bool answer_loaded(const struct request *request, int mode, const void *c
 static void register_path(int family, const char *path)
 {
 	char folder[PATH_MAX];
-	if (loaded_folder_of(path, folder, sizeof(folder)))
+	if (dst_origin_of(path, folder, sizeof(folder)))
 		origins_register(family, folder, libnames_basename(path), "loaded by path");
 }
 
@@ -296,7 +297,7 @@ struct attach {
 static bool dependent_name(const struct attach *attach, int family, char *name, size_t size)
 {
 	char folder[PATH_MAX];
-	if (!loaded_folder_of(attach->parent->path, folder, sizeof(folder)))
+	if (!dst_origin_of(attach->parent->path, folder, sizeof(folder)))
 		return false;
 	DIR *dir = opendir(folder);
 	if (!dir)

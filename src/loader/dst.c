@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static bool is_name_char(char c)
 {
@@ -110,4 +111,25 @@ bool dst_uses_token(const char *list, const char *name)
 		if (token_length(s + 1, strlen(s + 1), name))
 			return true;
 	return false;
+}
+
+bool dst_origin_of(const char *path, char *folder, size_t size)
+{
+	const char *slash = strrchr(path, '/');
+	size_t length = slash ? (size_t)(slash - path) : 0;
+	size_t used = 0;
+	if (path[0] != '/') {
+		if (!getcwd(folder, size))
+			return false;
+		used = strlen(folder);
+		if (length && used + 1 < size && !(used == 1 && folder[0] == '/'))
+			folder[used++] = '/';
+	} else if (length == 0) {
+		length = 1; /* "/libx.so" lives in "/" */
+	}
+	if (used + length >= size)
+		return false;
+	memcpy(folder + used, path, length);
+	folder[used + length] = '\0';
+	return true;
 }

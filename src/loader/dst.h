@@ -16,3 +16,8 @@ int dst_expand_search_path(const char *list, const char *origin, const char *lib
 
 /* True when list uses the token name ("ORIGIN", "LIB", "PLATFORM") in either spelling. */
 bool dst_uses_token(const char *list, const char *name);
+
+/* $ORIGIN of an object loaded as path: the folder of the path as given (not its realpath); a
+   relative path is taken from the current folder, unnormalized, as _dl_new_object takes it. Writes
+   it into folder; false when it does not fit (or the current folder cannot be read). */
+bool dst_origin_of(const char *path, char *folder, size_t size);

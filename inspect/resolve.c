@@ -27,11 +27,6 @@
 const char *how_name(enum how how)
 {
 	static const char *const names[] = {
-		[HOW_RPATH] = "rpath",
-		[HOW_LD_LIBRARY_PATH] = "ld_library_path",
-		[HOW_RUNPATH] = "runpath",
-		[HOW_CACHE] = "cache",
-		[HOW_DEFAULT] = "default",
 		[HOW_ALREADY_LOADED] = "already_loaded",
 		[HOW_PATH] = "path",
 		[HOW_REGISTERED_ORIGIN] = "registered_origin",
@@ -40,7 +35,7 @@ const char *how_name(enum how how)
 		[HOW_NOT_FOUND] = "not_found",
 		[HOW_ERROR] = "error",
 	};
-	return names[how];
+	return how < HOW_ALREADY_LOADED ? loader_step_name((enum loader_step)how) : names[how];
 }
 
 /* One lookup in progress. */
@@ -318,25 +313,12 @@ static const struct loader_object *model_of(const struct resolver *r, struct obj
 	return &object->model;
 }
 
-static enum how how_of_step(enum loader_step step)
-{
-	switch (step) {
-	case LOADER_RPATH: return HOW_RPATH;
-	case LOADER_LD_LIBRARY_PATH: return HOW_LD_LIBRARY_PATH;
-	case LOADER_RUNPATH: return HOW_RUNPATH;
-	case LOADER_CACHE: return HOW_CACHE;
-	case LOADER_DEFAULT:
-	case LOADER_LISTED: break;
-	}
-	return HOW_DEFAULT;
-}
-
 static enum loader_visit_result visit_folder(const char *folder, enum loader_step step, void *arg)
 {
 	struct lookup *lookup = arg;
 	if (step == LOADER_CACHE)
 		return search_cache(lookup) ? LOADER_STOP : LOADER_NEXT_FOLDER;
-	return search_folder(lookup, folder, how_of_step(step));
+	return search_folder(lookup, folder, (enum how)step); /* the loader's steps are the first hows */
 }
 
 /* glibc's search for a DT_NEEDED name without a slash (src/loader/search_order.c). The tree's root

@@ -12,12 +12,13 @@
 #include <sys/types.h>
 
 enum how {
-	HOW_RPATH,             /* the RPATH of the object that asked, or of one that loaded it */
-	HOW_LD_LIBRARY_PATH,
-	HOW_RUNPATH,           /* the RUNPATH of the object that asked */
-	HOW_CACHE,             /* ld.so.cache */
-	HOW_DEFAULT,           /* the loader's default folders */
-	HOW_ALREADY_LOADED,    /* a loaded object answers to the name (first loaded wins) */
+	/* The loader's own steps first, as the loader model numbers them. */
+	HOW_RPATH = LOADER_RPATH, /* the RPATH of the object that asked, or of one that loaded it */
+	HOW_LD_LIBRARY_PATH = LOADER_LD_LIBRARY_PATH,
+	HOW_RUNPATH = LOADER_RUNPATH, /* the RUNPATH of the object that asked */
+	HOW_CACHE = LOADER_CACHE, /* ld.so.cache */
+	HOW_DEFAULT = LOADER_DEFAULT, /* the loader's default folders */
+	HOW_ALREADY_LOADED = LOADER_LISTED + 1, /* a loaded object answers to the name (first loaded wins) */
 	HOW_PATH,              /* a DT_NEEDED with a slash is opened as that path */
 	HOW_REGISTERED_ORIGIN, /* what-if: the folder of an NVIDIA library loaded before */
 	HOW_WHEEL_SIBLING,     /* what-if: site-packages/nvidia/OTHER/lib beside such a folder */

@@ -95,7 +95,7 @@ static void add_path_entry(struct config *config, const char *entry, size_t leng
 	config_add_path(config, folder);
 }
 
-/* A setting that is 0 or 1 (the Windows front's switches); anything else keeps the default. */
+/* A setting that is 0 or 1 (the front's switches); anything else keeps the default. */
 static void read_switch(const char *(*getenv_fn)(const char *name), const char *name, bool *setting)
 {
 	const char *value = getenv_fn(name);
@@ -113,7 +113,8 @@ void config_read(struct config *config, const char *(*getenv_fn)(const char *nam
 	config->add_dll_directory = true;
 	config->inject_children = true;
 	if (secure) {
-		/* A privileged process must not take folders or files from its caller's environment. */
+		/* A privileged process must not take folders or files from its caller's environment, and
+		   a runtime attached to one leaves its memory as it found it (no patching). */
 		config->secure = true;
 		config->policy = POLICY_OFF;
 		return;
@@ -145,6 +146,8 @@ void config_read(struct config *config, const char *(*getenv_fn)(const char *nam
 
 	read_switch(getenv_fn, "NVINTERPOSE_ADD_DLL_DIRECTORY", &config->add_dll_directory);
 	read_switch(getenv_fn, "NVINTERPOSE_CHILDREN", &config->inject_children);
+	config->patch = true;
+	read_switch(getenv_fn, "NVINTERPOSE_PATCH", &config->patch);
 
 	value = getenv_fn("NVINTERPOSE_PATH");
 	for (const char *s = value; s;) {

@@ -281,7 +281,7 @@ START_TEST(test_secure_process_ignores_every_setting_silently)
 	char **folders = make_folders(1);
 	char *path = test_format("NVINTERPOSE_PATH=%s:relative::/missing", folders[0]);
 	const char *env[] = { "NVINTERPOSE_POLICY=bogus", "NVINTERPOSE_LOG=debug", "NVINTERPOSE_DISABLE=1",
-			      "NVINTERPOSE_LOG_FILE=/tmp/events.jsonl", path, NULL };
+			      "NVINTERPOSE_LOG_FILE=/tmp/events.jsonl", "NVINTERPOSE_PATCH=1", path, NULL };
 	struct config config;
 	char *output = read_config(&config, env, true);
 	ck_assert(config.secure);
@@ -291,7 +291,25 @@ START_TEST(test_secure_process_ignores_every_setting_silently)
 	ck_assert_str_eq(config.log_file, "");
 	ck_assert_int_eq(config.log_level, LOG_ERROR);
 	ck_assert(!log_enabled(LOG_DEBUG));
+	ck_assert(!config.patch);
 	ck_assert_str_eq(output, "");
+}
+END_TEST
+
+START_TEST(test_patch_switch_is_on_by_default_and_0_turns_it_off)
+{
+	struct config config;
+	const char *none[] = { NULL };
+	read_config(&config, none, false);
+	ck_assert(config.patch);
+	const char *off[] = { "NVINTERPOSE_PATCH=0", NULL };
+	char *output = read_config(&config, off, false);
+	ck_assert(!config.patch);
+	ck_assert_str_eq(output, "");
+	const char *bad[] = { "NVINTERPOSE_PATCH=off", NULL };
+	output = read_config(&config, bad, false);
+	ck_assert(config.patch);
+	ck_assert_msg(test_contains(output, "NVINTERPOSE_PATCH='off' is not 0 or 1; using 1"), "%s", output);
 }
 END_TEST
 
@@ -348,6 +366,7 @@ int main(void)
 	tcase_add_test(tc, test_over_long_path_entry_is_dropped_with_a_message);
 	tcase_add_test(tc, test_more_than_32_path_entries_keeps_the_first_32);
 	tcase_add_test(tc, test_secure_process_ignores_every_setting_silently);
+	tcase_add_test(tc, test_patch_switch_is_on_by_default_and_0_turns_it_off);
 	tcase_add_test(tc, test_windows_switches_are_on_by_default_and_0_or_1);
 	tcase_add_test(tc, test_config_set_replaces_what_config_get_returns);
 	suite_add_tcase(suite, tc);

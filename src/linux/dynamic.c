@@ -29,20 +29,35 @@ static bool inside_load_segment(ElfW(Addr) base, const ElfW(Phdr) *phdr, size_t 
 	return false;
 }
 
-bool dynamic_read_loaded(ElfW(Addr) base, const ElfW(Phdr) *phdr, size_t phnum, struct dynamic_facts *facts)
+/* The dynamic section of an object in memory, and a bound on its entries. */
+static const ElfW(Dyn) *loaded_dynamic(ElfW(Addr) base, const ElfW(Phdr) *phdr, size_t phnum, size_t *entries)
 {
-	memset(facts, 0, sizeof(*facts));
 	const ElfW(Dyn) *dynamic = NULL;
-	size_t entries = 0;
 	for (size_t i = 0; phdr && i < phnum; i++)
 		if (phdr[i].p_type == PT_DYNAMIC) {
 			dynamic = (const ElfW(Dyn) *)(base + phdr[i].p_vaddr);
-			entries = phdr[i].p_memsz / sizeof(ElfW(Dyn));
+			*entries = phdr[i].p_memsz / sizeof(ElfW(Dyn));
 		}
+	if (dynamic && *entries > DYNAMIC_MAX_ENTRIES)
+		*entries = DYNAMIC_MAX_ENTRIES;
+	return dynamic;
+}
+
+/* glibc relocates the address entries of a dynamic section in place where the section is
+   writable (x86-64, aarch64), not where it is read-only (the vDSO, RISC-V, MIPS): an address below
+   the load base is still an offset from it. */
+static ElfW(Addr) loaded_address(ElfW(Addr) base, ElfW(Addr) address)
+{
+	return address && address < base ? address + base : address;
+}
+
+bool dynamic_read_loaded(ElfW(Addr) base, const ElfW(Phdr) *phdr, size_t phnum, struct dynamic_facts *facts)
+{
+	memset(facts, 0, sizeof(*facts));
+	size_t entries = 0;
+	const ElfW(Dyn) *dynamic = loaded_dynamic(base, phdr, phnum, &entries);
 	if (!dynamic)
 		return false;
-	if (entries > DYNAMIC_MAX_ENTRIES)
-		entries = DYNAMIC_MAX_ENTRIES;
 
 	ElfW(Addr) strtab = 0;
 	size_t strsz = 0, soname = (size_t)-1;
@@ -56,11 +71,7 @@ bool dynamic_read_loaded(ElfW(Addr) base, const ElfW(Phdr) *phdr, size_t phnum, 
 		case DT_FLAGS_1: facts->nodeflib = (dynamic[i].d_un.d_val & DF_1_NODEFLIB) != 0; break;
 		}
 	}
-	/* glibc relocates DT_STRTAB in place where the dynamic section is writable (x86-64, aarch64),
-	   not where it is read-only (the vDSO, RISC-V, MIPS): an address below the load base is still
-	   an offset from it. */
-	if (strtab && strtab < base)
-		strtab += base;
+	strtab = loaded_address(base, strtab);
 	if (soname != (size_t)-1 && strtab && soname < strsz && inside_load_segment(base, phdr, phnum, strtab, strsz) &&
 	    memchr((const char *)strtab + soname, '\0', strsz - soname))
 		facts->soname = (const char *)strtab + soname;
@@ -308,4 +319,226 @@ int dynamic_read_file(const char *path, struct dynamic_file *file)
 out:
 	munmap(data, view.size);
 	return error;
+}
+
+/* ---- A loaded object's symbols and relocations --------------------------------------------- */
+
+bool dynamic_inside_load_segment(const struct dynamic_tables *tables, ElfW(Addr) address, size_t length)
+{
+	return inside_load_segment(tables->base, tables->phdr, tables->phnum, address, length);
+}
+
+/* The bytes from address to the end of the load segment that holds it; 0 outside them all. */
+static size_t loaded_bytes_from(const struct dynamic_tables *tables, ElfW(Addr) address)
+{
+	for (size_t i = 0; i < tables->phnum; i++) {
+		const ElfW(Phdr) *load = &tables->phdr[i];
+		ElfW(Addr) begin = tables->base + load->p_vaddr, end = begin + load->p_memsz;
+		if (load->p_type == PT_LOAD && address >= begin && address < end)
+			return end - address;
+	}
+	return 0;
+}
+
+/* A table of count entries of size bytes at address, inside one segment and aligned for them. */
+static bool table_fits(const struct dynamic_tables *tables, ElfW(Addr) address, size_t count, size_t size, size_t align)
+{
+	return address % align == 0 && count <= loaded_bytes_from(tables, address) / size;
+}
+
+/* DT_GNU_HASH: the header (buckets, first hashed symbol, bloom words, bloom shift), the bloom
+   filter, the buckets, then one chain word for each hashed symbol, the last of a chain odd. The
+   symbol count is where the chain of the highest bucket ends. */
+static bool read_gnu_hash(struct dynamic_tables *tables, ElfW(Addr) address)
+{
+	const uint32_t *header = (const uint32_t *)address;
+	if (!table_fits(tables, address, 4, sizeof(uint32_t), sizeof(uint32_t)))
+		return false;
+	uint32_t buckets = header[0], first = header[1], bloom_words = header[2];
+	ElfW(Addr) bloom = address + 4 * sizeof(uint32_t);
+	if (buckets == 0 || !table_fits(tables, bloom, bloom_words, sizeof(ElfW(Addr)), sizeof(uint32_t)))
+		return false;
+	ElfW(Addr) bucket_table = bloom + (ElfW(Addr))bloom_words * sizeof(ElfW(Addr));
+	if (!table_fits(tables, bucket_table, buckets, sizeof(uint32_t), sizeof(uint32_t)))
+		return false;
+	tables->gnu_buckets = (const uint32_t *)bucket_table;
+	tables->gnu_chains = tables->gnu_buckets + buckets;
+	tables->gnu_bucket_count = buckets;
+	size_t chain_words = loaded_bytes_from(tables, (ElfW(Addr))tables->gnu_chains) / sizeof(uint32_t);
+	uint32_t last = 0;
+	for (uint32_t i = 0; i < buckets; i++)
+		if (tables->gnu_buckets[i] > last)
+			last = tables->gnu_buckets[i];
+	size_t count = first;
+	if (last >= first) {
+		size_t i = last;
+		while (i - first < chain_words && !(tables->gnu_chains[i - first] & 1))
+			i++;
+		if (i - first >= chain_words)
+			return false; /* a chain that runs off its segment */
+		count = i + 1;
+	}
+	tables->first_hashed = first;
+	tables->symbol_count = count;
+	return true;
+}
+
+/* DT_HASH: bucket and chain counts (the chain count is the symbol count), buckets, chains. */
+static bool read_sysv_hash(struct dynamic_tables *tables, ElfW(Addr) address)
+{
+	const ElfW(Word) *header = (const ElfW(Word) *)address;
+	if (!table_fits(tables, address, 2, sizeof(ElfW(Word)), sizeof(ElfW(Word))) || header[0] == 0 ||
+	    !table_fits(tables, address, 2 + (size_t)header[0] + header[1], sizeof(ElfW(Word)), sizeof(ElfW(Word))))
+		return false;
+	tables->sysv_bucket_count = header[0];
+	tables->sysv_buckets = header + 2;
+	tables->sysv_chains = tables->sysv_buckets + header[0];
+	tables->symbol_count = header[1];
+	tables->first_hashed = 0;
+	return true;
+}
+
+/* A relocation table of size bytes: whole entries, inside a segment. */
+static bool read_relocations(const struct dynamic_tables *tables, ElfW(Addr) address, size_t size, const ElfW(Rela) **table,
+			     size_t *count)
+{
+	*table = NULL;
+	*count = 0;
+	if (!address || size == 0)
+		return true;
+	if (size % sizeof(ElfW(Rela)) || !table_fits(tables, address, size / sizeof(ElfW(Rela)), sizeof(ElfW(Rela)), sizeof(ElfW(Addr))))
+		return false;
+	*table = (const ElfW(Rela) *)address;
+	*count = size / sizeof(ElfW(Rela));
+	return true;
+}
+
+bool dynamic_read_tables(ElfW(Addr) base, const ElfW(Phdr) *phdr, size_t phnum, struct dynamic_tables *tables)
+{
+	memset(tables, 0, sizeof(*tables));
+	tables->base = base;
+	tables->phdr = phdr;
+	tables->phnum = phnum;
+	tables->machine = own_header()->e_machine;
+	size_t entries = 0;
+	const ElfW(Dyn) *dynamic = loaded_dynamic(base, phdr, phnum, &entries);
+	if (!dynamic)
+		return false;
+	ElfW(Addr) symtab = 0, strtab = 0, gnu_hash = 0, sysv_hash = 0, rela = 0, jmprel = 0;
+	size_t strsz = 0, syment = sizeof(ElfW(Sym)), relasz = 0, relaent = sizeof(ElfW(Rela)), relacount = 0, pltrelsz = 0;
+	ElfW(Sxword) pltrel = DT_RELA;
+	for (size_t i = 0; i < entries && dynamic[i].d_tag != DT_NULL; i++) {
+		ElfW(Xword) value = dynamic[i].d_un.d_val;
+		switch (dynamic[i].d_tag) {
+		case DT_SYMTAB: symtab = value; break;
+		case DT_STRTAB: strtab = value; break;
+		case DT_STRSZ: strsz = value; break;
+		case DT_SYMENT: syment = value; break;
+		case DT_GNU_HASH: gnu_hash = value; break;
+		case DT_HASH: sysv_hash = value; break;
+		case DT_RELA: rela = value; break;
+		case DT_RELASZ: relasz = value; break;
+		case DT_RELAENT: relaent = value; break;
+		case DT_RELACOUNT: relacount = value; break;
+		case DT_JMPREL: jmprel = value; break;
+		case DT_PLTRELSZ: pltrelsz = value; break;
+		case DT_PLTREL: pltrel = (ElfW(Sxword))value; break;
+		}
+	}
+	symtab = loaded_address(base, symtab);
+	strtab = loaded_address(base, strtab);
+	if (!symtab || !strtab || syment != sizeof(ElfW(Sym)) || relaent != sizeof(ElfW(Rela)) ||
+	    !inside_load_segment(base, phdr, phnum, strtab, strsz) || !table_fits(tables, symtab, 1, sizeof(ElfW(Sym)), sizeof(ElfW(Addr))))
+		return false;
+	tables->symbols = (const ElfW(Sym) *)symtab;
+	tables->strings = (const char *)strtab;
+	tables->strings_size = strsz;
+	/* The loader prefers the GNU hash; without either table it finds none of the symbols, and
+	   only the segment bounds how many entries a relocation may name. */
+	if (gnu_hash ? !read_gnu_hash(tables, loaded_address(base, gnu_hash))
+		     : sysv_hash && !read_sysv_hash(tables, loaded_address(base, sysv_hash)))
+		return false;
+	size_t in_segment = loaded_bytes_from(tables, symtab) / sizeof(ElfW(Sym));
+	if (!gnu_hash && !sysv_hash)
+		tables->symbol_count = tables->first_hashed = in_segment;
+	if (tables->symbol_count > in_segment || tables->first_hashed > tables->symbol_count)
+		return false;
+	if (!read_relocations(tables, loaded_address(base, rela), relasz, &tables->relocations, &tables->relocation_count) ||
+	    (pltrel == DT_RELA && !read_relocations(tables, loaded_address(base, jmprel), pltrelsz, &tables->plt_relocations,
+						     &tables->plt_relocation_count)))
+		return false;
+	tables->relative_count = relacount < tables->relocation_count ? relacount : tables->relocation_count;
+	return true;
+}
+
+/* The name of symbol index, when it lies inside the string table. */
+static bool symbol_is_named(const struct dynamic_tables *tables, size_t index, const char *name, size_t length)
+{
+	ElfW(Word) offset = tables->symbols[index].st_name;
+	return offset < tables->strings_size && length < tables->strings_size - offset &&
+	       memcmp(tables->strings + offset, name, length + 1) == 0;
+}
+
+static uint32_t gnu_hash_of(const char *name)
+{
+	uint32_t hash = 5381;
+	for (const unsigned char *s = (const unsigned char *)name; *s; s++)
+		hash = hash * 33 + *s;
+	return hash;
+}
+
+static unsigned long sysv_hash_of(const char *name)
+{
+	unsigned long hash = 0;
+	for (const unsigned char *s = (const unsigned char *)name; *s; s++) {
+		hash = (hash << 4) + *s;
+		unsigned long high = hash & 0xf0000000;
+		hash ^= high >> 24;
+		hash &= ~high;
+	}
+	return hash;
+}
+
+size_t dynamic_hashed_symbols_named(const struct dynamic_tables *tables, const char *name, size_t *indexes, size_t capacity)
+{
+	size_t found = 0, length = strlen(name);
+	if (tables->gnu_buckets) {
+		uint32_t hash = gnu_hash_of(name);
+		size_t first = tables->first_hashed;
+		for (size_t i = tables->gnu_buckets[hash % tables->gnu_bucket_count]; i >= first && i < tables->symbol_count && found < capacity; i++) {
+			uint32_t chain = tables->gnu_chains[i - first];
+			if ((chain | 1) == (hash | 1) && symbol_is_named(tables, i, name, length))
+				indexes[found++] = i;
+			if (chain & 1)
+				break;
+		}
+	} else if (tables->sysv_buckets) {
+		/* At most one step a symbol: a chain that loops ends there. */
+		size_t i = tables->sysv_buckets[sysv_hash_of(name) % tables->sysv_bucket_count];
+		for (size_t steps = 0; i != STN_UNDEF && i < tables->symbol_count && steps < tables->symbol_count && found < capacity; steps++) {
+			if (symbol_is_named(tables, i, name, length))
+				indexes[found++] = i;
+			i = tables->sysv_chains[i];
+		}
+	}
+	return found;
+}
+
+size_t dynamic_symbols_named(const struct dynamic_tables *tables, const char *name, size_t *indexes, size_t capacity)
+{
+	size_t found = 0, length = strlen(name);
+	/* Symbol 0 is the undefined one; imports sit below the hashed symbols. */
+	for (size_t i = 1; i < tables->first_hashed && found < capacity; i++)
+		if (symbol_is_named(tables, i, name, length))
+			indexes[found++] = i;
+	return found + dynamic_hashed_symbols_named(tables, name, indexes + found, capacity - found);
+}
+
+bool dynamic_relocation_fills_address_slot(unsigned short machine, unsigned int type)
+{
+	switch (machine) {
+	case EM_X86_64: return type == R_X86_64_JUMP_SLOT || type == R_X86_64_GLOB_DAT || type == R_X86_64_64;
+	case EM_AARCH64: return type == R_AARCH64_JUMP_SLOT || type == R_AARCH64_GLOB_DAT || type == R_AARCH64_ABS64;
+	default: return false;
+	}
 }

@@ -4,6 +4,7 @@
 #include <link.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct dynamic_facts {
 	const char *soname; /* points into the loaded object; NULL when it has none */
@@ -54,3 +55,50 @@ bool dynamic_file_is_compatible(const struct dynamic_file *file);
    same class, data encoding, version, machine and an OS ABI it takes, and a shared object. Reads
    one header and never blocks (a FIFO or a device is refused). */
 bool dynamic_file_is_loadable(const char *path);
+
+/* ---- A loaded object's symbols and relocations (what attaching patches) ---------------------- */
+
+/* The tables of a loaded object, each one checked to lie inside one of its load segments. Only
+   RELA relocations are read (the x86-64 and aarch64 ABIs use no others). */
+struct dynamic_tables {
+	ElfW(Addr) base;
+	const ElfW(Phdr) *phdr;
+	size_t phnum;
+	unsigned short machine; /* the process's own: the loader maps no other */
+	const ElfW(Sym) *symbols;
+	size_t symbol_count; /* as the hash table counts them (or as many as the segment holds) */
+	size_t first_hashed; /* DT_GNU_HASH leaves out the symbols below (undefined and local ones) */
+	const char *strings;
+	size_t strings_size;
+	const uint32_t *gnu_buckets, *gnu_chains;
+	uint32_t gnu_bucket_count;
+	const ElfW(Word) *sysv_buckets, *sysv_chains;
+	ElfW(Word) sysv_bucket_count;
+	const ElfW(Rela) *relocations; /* DT_RELA: the first relative_count are R_*_RELATIVE */
+	size_t relocation_count, relative_count;
+	const ElfW(Rela) *plt_relocations; /* DT_JMPREL */
+	size_t plt_relocation_count;
+};
+
+/* Reads the tables of an object in memory from its program headers (as dl_iterate_phdr reports
+   them). False when it has no dynamic section, no symbol table or a table that lies outside its
+   segments; a missing relocation table is an empty one. Allocates nothing, so it may run where
+   the loader holds its locks. */
+bool dynamic_read_tables(ElfW(Addr) base, const ElfW(Phdr) *phdr, size_t phnum, struct dynamic_tables *tables);
+
+/* Writes the indexes of up to capacity symbols named name found through the hash table into
+   indexes (any version; the definitions, and under DT_HASH the undefined symbols too: check
+   st_shndx); returns how many it wrote. */
+size_t dynamic_hashed_symbols_named(const struct dynamic_tables *tables, const char *name, size_t *indexes, size_t capacity);
+
+/* The same for every symbol named name, defined or not: the hashed ones and, by a walk, those the
+   GNU hash leaves out (the imports). */
+size_t dynamic_symbols_named(const struct dynamic_tables *tables, const char *name, size_t *indexes, size_t capacity);
+
+/* True when a relocation of this type, for this machine, stores the symbol's address plus its
+   addend in one pointer-sized slot: R_X86_64_JUMP_SLOT, _GLOB_DAT and _64; R_AARCH64_JUMP_SLOT,
+   _GLOB_DAT and _ABS64. */
+bool dynamic_relocation_fills_address_slot(unsigned short machine, unsigned int type);
+
+/* True when length bytes from address lie inside one of the object's load segments. */
+bool dynamic_inside_load_segment(const struct dynamic_tables *tables, ElfW(Addr) address, size_t length);

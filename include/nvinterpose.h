@@ -49,9 +49,32 @@ NVI_EXPORT int nvi_register_folder(const char *family, const char *folder);
 NVI_EXPORT int nvi_list_origins(const char *family, struct nvi_origin *origins, size_t capacity);
 
 /* Scans the loaded libraries again, registers their origins and, when the runtime was attached
-   after them, loads the run-time dependents their loader would not find (the attach scan).
-   Returns the number of dependents it loaded. */
+   after them, loads the run-time dependents their loader would not find (the attach scan), and
+   patches the dlopen bindings of the objects loaded since the attach that still lead to libc's
+   (Linux; see nvi_list_patches). Returns the number of dependents it loaded. */
 NVI_EXPORT int nvi_rescan(void);
+
+/* What attaching changed (Linux; see the README's "Attached late"). A runtime dlopen'ed into a
+   running process points the dlopen and dlmopen bindings of the loaded objects at its hooks: each
+   entry says, for one object, one function and one place, what became of the slots there. One
+   preloaded, or deferring to a copy loaded earlier (whose list it then gives), patches nothing.
+   The strings live as long as the process. */
+struct nvi_patch {
+	const char *object; /* the object's path as loaded ("" for the main program) */
+	const char *symbol; /* "dlopen" or "dlmopen" */
+	const char *place;  /* "got": slots its relocations fill; "dynsym": its dynamic-symbol entries
+			       (libc's), which objects loaded later, lazy binding and dlsym resolve through */
+	const char *state;  /* "patched": they lead to the hook now; "foreign": left alone, they hold
+			       another function (another interposer's); "refused": mprotect refused */
+	const char *target; /* "foreign": the object that function lies in ("" for the main program),
+			       NULL when it lies in none; NULL otherwise */
+	int count;          /* how many slots or entries */
+	int error;          /* "refused": the errno mprotect gave */
+};
+
+/* Fills up to capacity entries, in the order they were made (at the attach, then at each
+   nvi_rescan); returns how many there are in all (which may exceed capacity). */
+NVI_EXPORT int nvi_list_patches(struct nvi_patch *patches, size_t capacity);
 
 #ifdef __cplusplus
 }

@@ -8,10 +8,23 @@
 #include <errno.h>
 #include <string.h>
 
-const char *nvi_version(void) { return NVI_VERSION; }
+/* A copy of the runtime that defers to one loaded before it answers with that one's answer. */
+#define FORWARD(function, ...)                                        \
+	do {                                                          \
+		const struct front_api *primary = front_primary();    \
+		if (primary && primary->function)                     \
+			return primary->function(__VA_ARGS__);        \
+	} while (0)
+
+const char *nvi_version(void)
+{
+	FORWARD(version);
+	return NVI_VERSION;
+}
 
 int nvi_family_origin(const char *family, char *folder, size_t size)
 {
+	FORWARD(family_origin, family, folder, size);
 	int index = libnames_family_index(family);
 	if (index < 0 || !folder)
 		return -EINVAL;
@@ -32,6 +45,7 @@ int nvi_family_origin(const char *family, char *folder, size_t size)
 
 int nvi_register_folder(const char *family, const char *folder)
 {
+	FORWARD(register_folder, family, folder);
 	int index = libnames_family_index(family);
 	if (index < 0 || !folder)
 		return -EINVAL;
@@ -47,6 +61,7 @@ int nvi_register_folder(const char *family, const char *folder)
 
 int nvi_list_origins(const char *family, struct nvi_origin *origins, size_t capacity)
 {
+	FORWARD(list_origins, family, origins, capacity);
 	int index = -1;
 	if (family && (index = libnames_family_index(family)) < 0)
 		return -EINVAL;
@@ -64,4 +79,14 @@ int nvi_list_origins(const char *family, struct nvi_origin *origins, size_t capa
 	return total;
 }
 
-int nvi_rescan(void) { return front_rescan(); }
+int nvi_rescan(void)
+{
+	FORWARD(rescan);
+	return front_rescan();
+}
+
+int nvi_list_patches(struct nvi_patch *patches, size_t capacity)
+{
+	FORWARD(list_patches, patches, capacity);
+	return front_list_patches(patches, capacity);
+}

@@ -8,6 +8,8 @@
      origin FAMILY         nvi_family_origin
      origins               nvi_list_origins of every family
      rescan                nvi_rescan
+     patches               nvi_list_patches: one line an entry
+     bound                 the object the probe's own dlopen binding leads into
      maps TEXT             the mapped files whose path contains TEXT
      errno NAME            dlopen NAME with errno set to EDOM before; prints errno after
      nvrtc LIB             NVRTC: create and compile a small kernel (real libnvrtc) */
@@ -65,6 +67,13 @@ static void *api(const char *symbol)
 		exit(3);
 	}
 	return f;
+}
+
+/* Where the probe's own dlopen binding leads now: the address comes from its GOT each time. */
+__attribute__((noinline)) static void *dlopen_binding(void)
+{
+	void *(*volatile binding)(const char *, int) = dlopen;
+	return (void *)binding;
 }
 
 static void *open_library(const char *name, int flags)
@@ -161,6 +170,19 @@ int main(int argc, char **argv)
 		} else if (strcmp(command, "rescan") == 0) {
 			int (*rescan)(void) = (int (*)(void))api("nvi_rescan");
 			printf("rescan: %d\n", rescan());
+		} else if (strcmp(command, "patches") == 0) {
+			struct nvi_patch list[64];
+			int (*patches)(struct nvi_patch *, size_t) = (int (*)(struct nvi_patch *, size_t))api("nvi_list_patches");
+			int n = patches(list, 64);
+			printf("patches: %d\n", n);
+			for (int k = 0; k < n && k < 64; k++)
+				printf("patch: %s %s %s %s %d%s%s%s%s\n", list[k].object[0] ? list[k].object : "(main program)", list[k].symbol,
+				       list[k].place, list[k].state, list[k].count, list[k].target ? " " : "", list[k].target ? list[k].target : "",
+				       list[k].error ? " " : "", list[k].error ? strerror(list[k].error) : "");
+		} else if (strcmp(command, "bound") == 0) {
+			Dl_info info;
+			void *target = dlopen_binding();
+			printf("bound: %s\n", dladdr(target, &info) && info.dli_fname ? info.dli_fname : "(nowhere)");
 		} else if (strcmp(command, "maps") == 0) {
 			print_maps(arg);
 			i++;

@@ -42,13 +42,15 @@ START_TEST(test_late_attach_loads_builtins_for_loaded_nvrtc)
 }
 END_TEST
 
-START_TEST(test_late_attach_before_nvrtc_needs_rescan)
+START_TEST(test_late_attach_before_nvrtc_without_patching_needs_rescan)
 {
-	/* Attached (not preloaded) before NVRTC: the hooks are not bound, so NVRTC's load is unseen
-	   until nvi_rescan() repeats the attach scan. */
+	/* Attached (not preloaded) before NVRTC with NVINTERPOSE_PATCH=0: nothing binds to the hooks,
+	   so NVRTC's load is unseen until nvi_rescan() repeats the attach scan. */
 	struct standin_wheel wheel = standin_nvrtc_wheel(1);
-	struct test_run run = test_probe(no_env, test_format("late %s open %s call %s nvrtc_like_compile rescan call %s nvrtc_like_compile",
-							    test_setting("NVI_RUNTIME"), wheel.nvrtc, wheel.nvrtc, wheel.nvrtc));
+	const char *env[] = { "NVINTERPOSE_PATCH=0", NULL };
+	struct test_run run = test_probe(env, test_format("late %s open %s call %s nvrtc_like_compile rescan call %s nvrtc_like_compile patches",
+							 test_setting("NVI_RUNTIME"), wheel.nvrtc, wheel.nvrtc, wheel.nvrtc));
+	ck_assert_msg(test_contains(run.output, "patches: 0\n"), "nothing patched: %s", run.output);
 	const char *first = strstr(run.output, "call nvrtc_like_compile: ");
 	ck_assert_msg(first && strncmp(first, "call nvrtc_like_compile: -1", 27) == 0, "%s", run.output);
 	ck_assert_msg(test_contains(run.output, "rescan: 1"), "%s", run.output);
@@ -295,7 +297,7 @@ int main(void)
 	tcase_add_test(tc, test_nvrtc_like_fails_without_runtime);
 	tcase_add_test(tc, test_preloaded_runtime_finds_builtins_beside_nvrtc);
 	tcase_add_test(tc, test_late_attach_loads_builtins_for_loaded_nvrtc);
-	tcase_add_test(tc, test_late_attach_before_nvrtc_needs_rescan);
+	tcase_add_test(tc, test_late_attach_before_nvrtc_without_patching_needs_rescan);
 	tcase_add_test(tc, test_load_by_path_registers_its_folder);
 	tcase_add_test(tc, test_origin_is_the_loaded_path_not_realpath);
 	tcase_add_test(tc, test_library_past_the_readers_bounds_is_still_registered);

@@ -14,12 +14,11 @@
 #include "loader/dst.h"
 #include "log.h"
 #include "origins.h"
+#include "walk.h"
 
 #include <errno.h>
 #include <limits.h>
 #include <link.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -44,47 +43,7 @@ static _Atomic unsigned long current_generation; /* the newest scan finished */
 static _Atomic bool index_full;     /* an object found no room: said once, after the scan */
 static atomic_flag full_reported = ATOMIC_FLAG_INIT;
 
-/* Forks: glibc's fork does not reset the loader's list lock in the child, so a fork while a thread
-   is inside the runtime's dl_iterate_phdr would leave the child unable to load anything. A fork
-   announces itself and waits for the syncs in flight; syncs that start meanwhile wait for it. */
-static _Atomic int syncs_in_flight;
-static _Atomic bool fork_pending;
-
-static void enter_sync(void)
-{
-	for (;;) {
-		atomic_fetch_add(&syncs_in_flight, 1);
-		if (!atomic_load(&fork_pending))
-			return;
-		atomic_fetch_sub(&syncs_in_flight, 1);
-		while (atomic_load(&fork_pending))
-			sched_yield();
-	}
-}
-
-static void leave_sync(void) { atomic_fetch_sub(&syncs_in_flight, 1); }
-
-static void before_fork(void)
-{
-	atomic_store(&fork_pending, true);
-	while (atomic_load(&syncs_in_flight) > 0)
-		sched_yield();
-}
-
-static void after_fork_in_parent(void) { atomic_store(&fork_pending, false); }
-
-static void after_fork_in_child(void)
-{
-	atomic_store(&syncs_in_flight, 0);
-	atomic_store(&fork_pending, false);
-}
-
-void loaded_init(void)
-{
-	static atomic_flag done = ATOMIC_FLAG_INIT;
-	if (!atomic_flag_test_and_set(&done))
-		pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
-}
+void loaded_init(void) { walk_init(); }
 
 /* path, or (relative) path against the working folder, in buffer. */
 static const char *absolute_path(const char *path, char *buffer, size_t size)
@@ -190,9 +149,7 @@ static int scan_object(struct dl_phdr_info *info, size_t size, void *arg)
 void loaded_sync(void)
 {
 	struct scan scan = { .first = true };
-	enter_sync();
-	dl_iterate_phdr(scan_object, &scan);
-	leave_sync();
+	walk_loaded_objects(scan_object, &scan);
 	if (atomic_load(&index_full) && !atomic_flag_test_and_set(&full_reported))
 		log_message(LOG_WARN, "the index of loaded NVIDIA libraries is full (%d objects); later ones are left to the plain loader",
 			    LOADED_MAX_OBJECTS);

@@ -26,6 +26,7 @@
 #include "log.h"
 #include "lookup.h"
 #include "origins.h"
+#include "patch.h"
 #include "real.h"
 #include "registry.h"
 
@@ -48,6 +49,11 @@ extern char preload_hook_dlopen[];
 static __thread bool busy __attribute__((tls_model("initial-exec")));
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+/* Set at start-up: the process bound dlopen to the hooks before the runtime's constructor ran
+   (preloaded, or linked ahead of libc); another copy of the runtime, loaded earlier, serves the
+   process and this one passes every call on. */
+static bool preloaded, deferring;
 
 static const char *environment(const char *name) { return getenv(name); }
 
@@ -144,7 +150,7 @@ struct request {
 
 static bool classify(const char *file, int mode, struct request *request)
 {
-	if (!file || busy)
+	if (!file || busy || deferring)
 		return false;
 	const char *slash = strrchr(file, '/');
 	request->file = file;
@@ -367,7 +373,7 @@ static int attach_scan(void)
 		return 0;
 	busy = true;
 	loaded_sync();
-	if (config->policy != POLICY_OFF && !hooks_bound())
+	if (config->policy != POLICY_OFF && !preloaded)
 		loaded_foreach(attach_parent, attach);
 	busy = false;
 	int loaded = attach->loaded;
@@ -382,11 +388,23 @@ void front_sync(void)
 		loaded_sync();
 }
 
-int front_rescan(void) { return attach_scan(); }
+int front_rescan(void)
+{
+	int loaded = attach_scan();
+	if (!preloaded)
+		patch_rescan();
+	return loaded;
+}
 
 __attribute__((constructor)) static void start(void)
 {
 	int saved_errno = errno;
-	attach_scan();
+	ensure_initialized(); /* libc's functions found before a patch changes what dlsym finds */
+	if (!(deferring = patch_find_earlier_runtime())) {
+		preloaded = hooks_bound();
+		if (!preloaded)
+			patch_attach();
+		attach_scan();
+	}
 	errno = saved_errno;
 }

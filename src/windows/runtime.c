@@ -189,3 +189,14 @@ int front_rescan(void)
 	/* The Windows hooks retry in place; a rescan loads no dependents ahead of time. */
 	return 0;
 }
+
+/* The import tables are patched at every start; there is no list of them yet. */
+int front_list_patches(struct nvi_patch *patches, size_t capacity)
+{
+	(void)patches, (void)capacity;
+	return 0;
+}
+
+/* Copies are not looked for here: the Python package uses the nvinterpose.dll already in the
+   process, found by name, before it loads its own. */
+const struct front_api *front_primary(void) { return NULL; }

@@ -247,8 +247,9 @@ static enum route_action act(const struct request *request, int mode, const void
 	if (config_get()->disabled)
 		return ROUTE_PASS;
 	loaded_sync(); /* what loaded since the last call, its origins registered */
-	if (is_loaded(request))
-		return answer_loaded(request, mode, caller, handle) ? ROUTE_HANDLED : ROUTE_PASS;
+	/* Unloaded again since the sync (another thread's dlclose): not loaded, as for the loader. */
+	if (is_loaded(request) && answer_loaded(request, mode, caller, handle))
+		return ROUTE_HANDLED;
 	return request->by_path ? act_by_path(request, mode, handle) : act_on_bare_name(request, mode, caller, handle);
 }
 

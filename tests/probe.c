@@ -10,6 +10,13 @@
      rescan                nvi_rescan
      patches               nvi_list_patches: one line an entry
      bound                 the object the probe's own dlopen binding leads into
+     dlsym NAME            the object dlsym(RTLD_DEFAULT, NAME) leads into
+     use LIBRARY           the API calls after it go to this loaded library
+     register FAMILY DIR   nvi_register_folder
+     forkcall LIB SYMBOL   call, in a forked child; the parent waits
+     mapsperm TEXT         the mappings whose path contains TEXT, with their protection
+     deny-mprotect-write   from now on mprotect fails with EACCES when it would grant write
+                           permission (seccomp), as a security policy can refuse it
      maps TEXT             the mapped files whose path contains TEXT
      errno NAME            dlopen NAME with errno set to EDOM before; prints errno after
      nvrtc LIB             NVRTC: create and compile a small kernel (real libnvrtc) */
@@ -17,9 +24,17 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "nvinterpose.h"
 #include "nvrtc-compile.h"
@@ -103,6 +118,36 @@ static void print_maps(const char *text)
 		fclose(maps);
 }
 
+static void print_maps_with_protection(const char *text)
+{
+	FILE *maps = fopen("/proc/self/maps", "r");
+	char line[8192];
+	while (maps && fgets(line, sizeof(line), maps)) {
+		char *path = strchr(line, '/'), *perm = strchr(line, ' ');
+		if (!path || !perm || !strstr(path, text))
+			continue;
+		path[strcspn(path, "\n")] = '\0';
+		printf("mapsperm: %.4s %s\n", perm + 1, path);
+	}
+	if (maps)
+		fclose(maps);
+}
+
+/* mprotect with PROT_WRITE in its third argument fails with EACCES; every other call is allowed. */
+static int deny_mprotect_write(void)
+{
+	struct sock_filter filter[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_mprotect, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
+		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, PROT_WRITE, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EACCES),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog program = { .len = sizeof(filter) / sizeof(filter[0]), .filter = filter };
+	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) == 0 ? 0 : -1;
+}
+
 static int nvrtc(const char *library)
 {
 	void *h = open_library(library, RTLD_NOW);
@@ -183,6 +228,36 @@ int main(int argc, char **argv)
 			Dl_info info;
 			void *target = dlopen_binding();
 			printf("bound: %s\n", dladdr(target, &info) && info.dli_fname ? info.dli_fname : "(nowhere)");
+		} else if (strcmp(command, "dlsym") == 0) {
+			Dl_info info;
+			void *target = dlsym(RTLD_DEFAULT, arg);
+			printf("dlsym %s: %s\n", arg, target && dladdr(target, &info) && info.dli_fname ? info.dli_fname : "(nowhere)");
+			i++;
+		} else if (strcmp(command, "use") == 0) {
+			runtime = dlopen(arg, RTLD_NOW | RTLD_NOLOAD);
+			printf("use: %s\n", runtime ? "yes" : dlerror());
+			i++;
+		} else if (strcmp(command, "register") == 0) {
+			int (*add)(const char *, const char *) = (int (*)(const char *, const char *))api("nvi_register_folder");
+			int rc = add(arg, argv[i + 2]);
+			printf("register %s: %s\n", arg, rc == 0 ? "ok" : strerror(-rc));
+			i += 2;
+		} else if (strcmp(command, "forkcall") == 0) {
+			pid_t pid = fork();
+			if (pid == 0) {
+				void *h = dlopen(arg, RTLD_NOW);
+				int (*f)(void) = h ? (int (*)(void))dlsym(h, argv[i + 2]) : NULL;
+				printf("forkcall %s: %d\n", argv[i + 2], f ? f() : -100);
+				_exit(0);
+			}
+			int child = -1;
+			printf("forkcall: child %s\n", pid > 0 && waitpid(pid, &child, 0) == pid && WIFEXITED(child) ? "exited" : "failed");
+			i += 2;
+		} else if (strcmp(command, "mapsperm") == 0) {
+			print_maps_with_protection(arg);
+			i++;
+		} else if (strcmp(command, "deny-mprotect-write") == 0) {
+			printf("deny-mprotect-write: %s\n", deny_mprotect_write() == 0 ? "on" : strerror(errno));
 		} else if (strcmp(command, "maps") == 0) {
 			print_maps(arg);
 			i++;

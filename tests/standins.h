@@ -13,6 +13,10 @@ struct standin_wheel {
 /* The NVRTC wheel layout with an NVRTC-like library and, when with_builtins, its builtins beside it. */
 struct standin_wheel standin_nvrtc_wheel(int with_builtins);
 
+/* The same with other versions: libnvrtc.so.NVRTC asking for libnvrtc-builtins.so.BUILTINS (e.g.
+   "77" and "77.0", which no real package ships). */
+struct standin_wheel standin_nvrtc_wheel_versions(int with_builtins, const char *nvrtc, const char *builtins);
+
 /* Builds a builtins stand-in returning value at path (soname: its basename unless soname given). */
 void standin_builtins(const char *path, int value, const char *soname);
 

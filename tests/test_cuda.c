@@ -1,7 +1,7 @@
 /* The real CUDA toolkit: NVRTC from a wheel-like folder, its builtins beside it, the toolkit's own
    copy hidden from the loader (ld.so --inhibit-cache; the toolkit folder is only in ld.so.cache).
-   Without the runtime the compile must fail, or the set-up proves nothing; with it (preloaded or
-   attached late) it must pass with exactly one builtins mapped, the wheel's. And the table is held
+   Without the runtime the compile must fail, or the set-up proves nothing; with it (preloaded, or
+   attached before or after NVRTC) it must pass with exactly one builtins mapped, the wheel's. And the table is held
    against the library names the real binaries mention. */
 #define _GNU_SOURCE
 #include "common.h"
@@ -21,11 +21,13 @@ struct nvrtc_wheel {
 	char *lib, *nvrtc, *builtins;
 };
 
-static struct nvrtc_wheel nvrtc_wheel(void)
+/* NVRTC and its builtins in site-packages/nvidia/PACKAGE/lib (cuda_nvrtc: the CUDA 12 wheels'
+   folder; cu13: the CUDA 13 wheels'). */
+static struct nvrtc_wheel nvrtc_wheel_in(const char *package)
 {
 	struct nvrtc_wheel wheel;
 	char *root = test_tmpdir();
-	wheel.lib = test_format("%s/site-packages/nvidia/cuda_nvrtc/lib", root);
+	wheel.lib = test_format("%s/site-packages/nvidia/%s/lib", root, package);
 	test_mkdirs(wheel.lib);
 	wheel.nvrtc = test_format("%s/libnvrtc.so.13", wheel.lib);
 	wheel.builtins = test_format("%s/libnvrtc-builtins.so.13.0", wheel.lib);
@@ -33,6 +35,8 @@ static struct nvrtc_wheel nvrtc_wheel(void)
 	test_copy_file(test_format("%s/libnvrtc-builtins.so.13.0", lib64), wheel.builtins);
 	return wheel;
 }
+
+static struct nvrtc_wheel nvrtc_wheel(void) { return nvrtc_wheel_in("cuda_nvrtc"); }
 
 static int find_interpreter(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -93,6 +97,24 @@ START_TEST(test_real_nvrtc_compiles_with_the_runtime_attached_late)
 }
 END_TEST
 
+START_TEST(test_real_nvrtc_compiles_with_the_runtime_attached_before_it_and_no_rescan)
+{
+	/* The runtime dlopen'ed first, NVRTC after it: NVRTC binds its dlopen to the hook through
+	   libc's patched symbol. Without the patching (NVINTERPOSE_PATCH=0) the same run fails. */
+	struct nvrtc_wheel wheel = nvrtc_wheel_in("cu13");
+	char *args = test_format("late %s nvrtc %s maps builtins", test_setting("NVI_RUNTIME"), wheel.nvrtc);
+	const char *off[] = { "NVINTERPOSE_PATCH=0", NULL };
+	struct test_run unpatched = probe_without_cache(off, args);
+	ck_assert_msg(test_contains(unpatched.output, "nvrtc compile: failed: nvrtc: error: failed to open libnvrtc-builtins.so.13.0."), "%s",
+		      unpatched.output);
+	struct test_run run = probe_without_cache(no_env, args);
+	ck_assert_msg(test_contains(run.output, "late: attached"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "nvrtc compile: ok"), "%s", run.output);
+	ck_assert_msg(test_count(run.output, "maps: ") == 1, "exactly one builtins: %s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("maps: %s\n", wheel.builtins)), "%s", run.output);
+}
+END_TEST
+
 /* The CUDA 12 wheel layout with the real binaries: libcusparse.so.12 (RUNPATH $ORIGIN, DT_NEEDED
    libnvJitLink.so.13) in nvidia/cusparse/lib, nvJitLink in its sibling nvidia/nvjitlink/lib. */
 static char *cusparse_wheels(char **nvjitlink)
@@ -116,6 +138,17 @@ START_TEST(test_real_cusparse_needs_the_sibling_wheels_nvjitlink)
 	ck_assert_msg(test_contains(plain.output, "error: libnvJitLink.so.13: cannot open shared object file"), "%s", plain.output);
 	const char *env[] = { test_format("LD_PRELOAD=%s", test_setting("NVI_RUNTIME")), NULL };
 	struct test_run run = probe_without_cache(env, test_format("open %s maps libnvJitLink", cusparse));
+	ck_assert_msg(test_contains(run.output, test_format("open %s: %s\n", cusparse, cusparse)), "%s", run.output);
+	ck_assert_msg(test_count(run.output, "maps: ") == 1, "one nvJitLink: %s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("maps: %s\n", nvjitlink)), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_real_cusparse_by_path_loads_with_the_runtime_attached_before_it)
+{
+	char *nvjitlink;
+	char *cusparse = cusparse_wheels(&nvjitlink);
+	struct test_run run = probe_without_cache(no_env, test_format("late %s open %s maps libnvJitLink", test_setting("NVI_RUNTIME"), cusparse));
 	ck_assert_msg(test_contains(run.output, test_format("open %s: %s\n", cusparse, cusparse)), "%s", run.output);
 	ck_assert_msg(test_count(run.output, "maps: ") == 1, "one nvJitLink: %s", run.output);
 	ck_assert_msg(test_contains(run.output, test_format("maps: %s\n", nvjitlink)), "%s", run.output);
@@ -234,7 +267,9 @@ int main(void)
 	tcase_add_test(tc, test_real_nvrtc_compile_fails_without_the_runtime);
 	tcase_add_test(tc, test_real_nvrtc_compiles_with_the_runtime_preloaded);
 	tcase_add_test(tc, test_real_nvrtc_compiles_with_the_runtime_attached_late);
+	tcase_add_test(tc, test_real_nvrtc_compiles_with_the_runtime_attached_before_it_and_no_rescan);
 	tcase_add_test(tc, test_real_cusparse_needs_the_sibling_wheels_nvjitlink);
+	tcase_add_test(tc, test_real_cusparse_by_path_loads_with_the_runtime_attached_before_it);
 	tcase_add_test(tc, test_real_cusparse_with_a_system_nvjitlink_first_on_the_path);
 	tcase_add_test(tc, test_table_covers_the_names_the_real_binaries_mention);
 	tcase_add_test(tc, test_table_recognizes_every_toolkit_library);

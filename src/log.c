@@ -110,6 +110,8 @@ static size_t append_field(char *line, size_t used, size_t size, const char *key
 	return used;
 }
 
+bool log_events_enabled(void) { return atomic_load_explicit(&event_fd, memory_order_relaxed) >= 0 || log_enabled(LOG_DEBUG); }
+
 void log_event(const struct log_event *event)
 {
 	int fd = atomic_load_explicit(&event_fd, memory_order_acquire);

@@ -27,6 +27,9 @@ void log_message(enum log_level level, const char *format, ...) __attribute__((f
 
 /* Opens the event log for appending; false (and an error message) when it cannot. */
 bool log_open_event_file(const char *path);
+/* True when events are written somewhere (an event log, or the human log at debug): what an event
+   costs to describe is then worth paying. */
+bool log_events_enabled(void);
 /* One event, one line, one write(2). Does nothing without an event log. Safe from any thread;
    allocation-free, so safe where the loader holds its locks. */
 void log_event(const struct log_event *event);

@@ -475,16 +475,8 @@ bool dynamic_read_tables(ElfW(Addr) base, const ElfW(Phdr) *phdr, size_t phnum, 
 static bool symbol_is_named(const struct dynamic_tables *tables, size_t index, const char *name, size_t length)
 {
 	ElfW(Word) offset = tables->symbols[index].st_name;
-	return offset < tables->strings_size && length < tables->strings_size - offset &&
+	return offset < tables->strings_size && length < tables->strings_size - offset && tables->strings[offset] == name[0] &&
 	       memcmp(tables->strings + offset, name, length + 1) == 0;
-}
-
-static uint32_t gnu_hash_of(const char *name)
-{
-	uint32_t hash = 5381;
-	for (const unsigned char *s = (const unsigned char *)name; *s; s++)
-		hash = hash * 33 + *s;
-	return hash;
 }
 
 static unsigned long sysv_hash_of(const char *name)
@@ -497,6 +489,35 @@ static unsigned long sysv_hash_of(const char *name)
 		hash &= ~high;
 	}
 	return hash;
+}
+
+static uint32_t gnu_hash_of(const char *name)
+{
+	uint32_t hash = 5381;
+	for (const unsigned char *s = (const unsigned char *)name; *s; s++)
+		hash = hash * 33 + *s;
+	return hash;
+}
+
+bool dynamic_may_define(ElfW(Addr) base, const ElfW(Phdr) *phdr, size_t phnum, const char *name)
+{
+	size_t entries = 0;
+	const ElfW(Dyn) *dynamic = loaded_dynamic(base, phdr, phnum, &entries);
+	ElfW(Addr) address = 0;
+	for (size_t i = 0; dynamic && i < entries && dynamic[i].d_tag != DT_NULL; i++)
+		if (dynamic[i].d_tag == DT_GNU_HASH)
+			address = loaded_address(base, dynamic[i].d_un.d_ptr);
+	const uint32_t *header = (const uint32_t *)address;
+	if (!address || address % sizeof(uint32_t) || !inside_load_segment(base, phdr, phnum, address, 4 * sizeof(uint32_t)) || !header[2])
+		return true;
+	const ElfW(Addr) *bloom = (const ElfW(Addr) *)(address + 4 * sizeof(uint32_t));
+	const unsigned bits = 8 * sizeof(ElfW(Addr));
+	uint32_t hash = gnu_hash_of(name), words = header[2], shift = header[3];
+	const ElfW(Addr) *word = &bloom[(hash / bits) % words];
+	if ((ElfW(Addr))word % sizeof(uint32_t) || !inside_load_segment(base, phdr, phnum, (ElfW(Addr))word, sizeof(*word)))
+		return true;
+	ElfW(Addr) mask = ((ElfW(Addr))1 << (hash % bits)) | ((ElfW(Addr))1 << ((hash >> (shift % 32)) % bits));
+	return (*word & mask) == mask;
 }
 
 size_t dynamic_hashed_symbols_named(const struct dynamic_tables *tables, const char *name, size_t *indexes, size_t capacity)

@@ -86,6 +86,10 @@ struct dynamic_tables {
    the loader holds its locks. */
 bool dynamic_read_tables(ElfW(Addr) base, const ElfW(Phdr) *phdr, size_t phnum, struct dynamic_tables *tables);
 
+/* False when the GNU hash's bloom filter of an object in memory says it defines nothing named
+   name: a quick answer for most objects. True when it may, or when it cannot tell. */
+bool dynamic_may_define(ElfW(Addr) base, const ElfW(Phdr) *phdr, size_t phnum, const char *name);
+
 /* Writes the indexes of up to capacity symbols named name found through the hash table into
    indexes (any version; the definitions, and under DT_HASH the undefined symbols too: check
    st_shndx); returns how many it wrote. */

@@ -71,18 +71,24 @@ static struct target targets[TARGET_COUNT];
 #define NAMED_SYMBOLS_MAX 8
 
 static size_t page_size;
+static ElfW(Addr) vdso; /* its ELF header (AT_SYSINFO_EHDR), 0 without one */
 
 /* ---- What was done: records appended inside the walks, read without a lock ----------------- */
 
 #define PATCH_MAX_RECORDS 512
 #define PATCH_TEXT_BYTES (128 * 1024)
 
+#define RECORD_BUCKETS 1024
+
 struct record {
 	struct nvi_patch patch;
 	_Atomic int count;
+	unsigned long object_hash;
+	int next; /* the next record whose object hash shares its bucket, or -1 */
 };
 
 static struct record records[PATCH_MAX_RECORDS];
+static int first_in_bucket[RECORD_BUCKETS]; /* a record index + 1; 0 when none */
 static _Atomic size_t record_count;
 static _Atomic size_t reported_count;
 static char text[PATCH_TEXT_BYTES];
@@ -100,25 +106,38 @@ static const char *keep_text(const char *s)
 
 static bool same_text(const char *a, const char *b) { return a == b || (a && b && strcmp(a, b) == 0); }
 
+static unsigned long hash_of(const char *s)
+{
+	unsigned long hash = 5381;
+	for (; *s; s++)
+		hash = hash * 33 + (unsigned char)*s;
+	return hash;
+}
+
 /* Adds count to the record of (object, symbol, place, state, target, error), made when new. Runs
    inside a walk (the loader's list lock serializes the writers). */
 static void record(const char *object, const char *symbol, const char *place, const char *state, const char *target, int count,
 		   int error)
 {
 	size_t n = atomic_load_explicit(&record_count, memory_order_relaxed);
-	for (size_t i = 0; i < n; i++) {
+	unsigned long object_hash = hash_of(object);
+	int *bucket = &first_in_bucket[object_hash % RECORD_BUCKETS];
+	for (int i = *bucket - 1; i >= 0; i = records[i].next) {
 		const struct nvi_patch *patch = &records[i].patch;
-		if (patch->symbol == symbol && patch->place == place && patch->state == state && patch->error == error &&
-		    same_text(patch->object, object) && same_text(patch->target, target)) {
+		if (records[i].object_hash == object_hash && patch->symbol == symbol && patch->place == place && patch->state == state &&
+		    patch->error == error && same_text(patch->object, object) && same_text(patch->target, target)) {
 			atomic_fetch_add(&records[i].count, count);
 			return;
 		}
 	}
 	if (n == PATCH_MAX_RECORDS)
 		return;
+	records[n].next = *bucket - 1;
+	*bucket = (int)n + 1;
 	records[n].patch = (struct nvi_patch){ .object = keep_text(object), .symbol = symbol, .place = place, .state = state,
 					       .target = target ? keep_text(target) : NULL, .error = error };
 	atomic_store(&records[n].count, count);
+	records[n].object_hash = object_hash;
 	atomic_store_explicit(&record_count, n + 1, memory_order_release);
 }
 
@@ -141,6 +160,9 @@ static void report(void)
 	const char *policy = config_policy_name(config_get()->policy);
 	for (size_t i = from; i < to; i++) {
 		const struct nvi_patch *patch = &records[i].patch;
+		enum log_level level = patch->state == state_patched ? LOG_INFO : LOG_WARN;
+		if (!log_enabled(level) && !log_events_enabled())
+			continue;
 		const char *object = patch->object[0] ? patch->object : "(main program)";
 		int count = atomic_load(&records[i].count);
 		char reason[PATH_MAX + 128];
@@ -154,7 +176,7 @@ static void report(void)
 		else
 			snprintf(reason, sizeof(reason), "%s: %d %s not patched: mprotect refused (%s)", patch->symbol, count,
 				 slots_named(patch, count), strerror(patch->error));
-		log_message(patch->state == state_patched ? LOG_INFO : LOG_WARN, "attach: %s: %s", object, reason);
+		log_message(level, "attach: %s: %s", object, reason);
 		log_event(&(struct log_event){ .event = patch->state == state_patched ? "patch" : "patch-skipped", .name = patch->symbol,
 					       .path = object, .caller = patch->target, .policy = policy, .reason = reason });
 	}
@@ -186,7 +208,7 @@ static bool object_holds(const struct dl_phdr_info *info, ElfW(Addr) address)
 static bool is_left_out(const struct dl_phdr_info *info)
 {
 	return object_holds(info, (ElfW(Addr))patch_attach) || object_holds(info, (ElfW(Addr))&_r_debug) ||
-	       object_holds(info, getauxval(AT_SYSINFO_EHDR));
+	       (vdso && object_holds(info, vdso));
 }
 
 static int protection_of(ElfW(Word) flags)
@@ -394,6 +416,7 @@ static bool prepare(void)
 	if (!real_dlopen || !real_dlmopen)
 		return false;
 	page_size = (size_t)sysconf(_SC_PAGESIZE);
+	vdso = getauxval(AT_SYSINFO_EHDR);
 	targets[TARGET_DLOPEN] = (struct target){ "dlopen", (ElfW(Addr))real_dlopen, (ElfW(Addr))preload_hook_dlopen };
 	targets[TARGET_DLMOPEN] = (struct target){ "dlmopen", (ElfW(Addr))real_dlmopen, (ElfW(Addr))preload_hook_dlmopen };
 	return true;
@@ -491,7 +514,8 @@ static int find_earlier_runtime(struct dl_phdr_info *info, size_t size, void *ar
 	(void)size;
 	if (object_holds(info, (ElfW(Addr))patch_attach))
 		return 1; /* this copy: nothing before it */
-	if (!info->dlpi_name[0] || !dynamic_read_tables(info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, &tables) ||
+	if (!info->dlpi_name[0] || !dynamic_may_define(info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, "nvi_version") ||
+	    !dynamic_read_tables(info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, &tables) ||
 	    !(earlier->api.version = (const char *(*)(void))defined_function(info, &tables, "nvi_version")))
 		return 0;
 	earlier->api.family_origin = (int (*)(const char *, char *, size_t))defined_function(info, &tables, "nvi_family_origin");

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <link.h>
 #include <ftw.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -199,6 +200,25 @@ struct test_run test_probe(const char *const *env, const char *args)
 	struct test_run run = test_run(argv, env, 120);
 	free(command);
 	return run;
+}
+
+static int find_interpreter(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_INTERP) {
+			*(const char **)arg = (const char *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+			return 1;
+		}
+	return 1; /* the main program comes first */
+}
+
+const char *test_interpreter(void)
+{
+	const char *path = NULL;
+	dl_iterate_phdr(find_interpreter, &path);
+	ck_assert_ptr_nonnull(path);
+	return path;
 }
 
 bool test_contains(const char *haystack, const char *needle) { return haystack && strstr(haystack, needle); }

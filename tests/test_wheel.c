@@ -1,0 +1,301 @@
+/* The Python package: the wheel built offline from a copy of the source tree (pip wheel
+   --no-build-isolation, meson-python), installed into a fresh venv with pip install --no-index;
+   then the seed case (NVRTC's builtins) through `import nvinterpose`, `python -m nvinterpose run`
+   and the nvinterpose-run entry point, with the venv's runtime mapped. Skipped, with the reason,
+   where no Python has meson-python, venv and pip. */
+#define _GNU_SOURCE
+#include "common.h"
+#include "standins.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *const no_env[] = { NULL };
+
+/* Made once in main, before the tests fork. */
+static char *python, *workspace, *wheel, *venv_python, *venv_runtime, *venv_run;
+
+static struct test_run shell(const char *const *env, const char *command, int timeout)
+{
+	const char *argv[] = { "/bin/sh", "-c", command, NULL };
+	return test_run(argv, env, timeout);
+}
+
+/* The first of python3 on PATH and /usr/bin/python3 that has what the build needs; NULL when none
+   has (what each lacks is printed). Runs before Check does, so without its helpers. */
+static char *find_python(void)
+{
+	static const char *const candidates[] = { "python3", "/usr/bin/python3" };
+	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++) {
+		char command[512], line[4096] = "";
+		snprintf(command, sizeof(command), "%s -c 'import sys, mesonpy, venv, ensurepip, pip; print(sys.executable)' 2>&1 | tail -n 1", candidates[i]);
+		FILE *p = popen(command, "r");
+		bool read = p && fgets(line, sizeof(line), p);
+		int status = p ? pclose(p) : -1;
+		line[strcspn(line, "\n")] = '\0';
+		if (read && status == 0 && line[0] == '/')
+			return strdup(line);
+		printf("%s: %s\n", candidates[i], read ? line : "not found");
+	}
+	return NULL;
+}
+
+/* The source tree as a checkout has it (tracked and untracked files git does not ignore), or the
+   whole tree less build folders when it is not a checkout. */
+static void copy_source(const char *source, const char *copy)
+{
+	char *command = test_format("mkdir -p '%s' && cd '%s' && if git rev-parse --show-toplevel >/dev/null 2>&1; then "
+				    "git ls-files -co --exclude-standard -z | tar --null -cf - -T - ; else "
+				    "tar --exclude='./build*' --exclude=./.git -cf - . ; fi | tar -C '%s' -xf -",
+				    copy, source, copy);
+	struct test_run run = shell(no_env, command, 120);
+	ck_assert_msg(run.status == 0, "copying the source failed: %s", run.output);
+}
+
+/* Builds the wheel and installs it into a fresh venv: once, in the test program itself (an
+   unchecked fixture), before the tests fork. */
+static void build_and_install(void)
+{
+	const char *base = getenv("TMPDIR");
+	workspace = test_format("%s/nvinterpose-wheel-XXXXXX", base && base[0] ? base : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(workspace));
+	char *source = test_format("%s/source", workspace), *wheels = test_format("%s/wheels", workspace);
+	copy_source(test_setting("NVI_SOURCE_ROOT"), source);
+	struct test_run built = shell(no_env, test_format("cd '%s' && '%s' -m pip wheel --no-build-isolation --no-deps --no-index . -w '%s' 2>&1",
+							  source, python, wheels), 900);
+	DIR *dir = opendir(wheels);
+	for (struct dirent *entry; dir && (entry = readdir(dir));)
+		if (strstr(entry->d_name, ".whl"))
+			wheel = test_format("%s/%s", wheels, entry->d_name);
+	if (dir)
+		closedir(dir);
+	ck_assert_msg(built.status == 0 && wheel, "the wheel did not build (%d):\n%s", built.status, built.output);
+	char *venv = test_format("%s/venv", workspace);
+	struct test_run installed = shell(no_env, test_format("'%s' -m venv '%s' && '%s/bin/pip' install --no-index '%s' 2>&1", python, venv, venv, wheel), 300);
+	ck_assert_msg(installed.status == 0, "the wheel did not install into a fresh venv:\n%s", installed.output);
+	venv_python = test_format("%s/bin/python", venv);
+	venv_run = test_format("%s/bin/nvinterpose-run", venv);
+	struct test_run site = shell(no_env, test_format("'%s' -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])'", venv_python), 60);
+	site.output[strcspn(site.output, "\n")] = '\0';
+	venv_runtime = test_format("%s/nvinterpose/libnvinterpose.so", site.output);
+}
+
+static void remove_workspace(void)
+{
+	if (workspace)
+		shell(no_env, test_format("rm -rf '%s'", workspace), 120);
+}
+
+/* app.py: loads the NVRTC-like stand-in by path, compiles, and prints the runtime files mapped. */
+static char *seed_app(const struct standin_wheel *standin, bool import_first)
+{
+	char *app = test_format("%s/app.py", standin->root);
+	test_write_file(app, test_format("import ctypes\n%s"
+					 "nvrtc = ctypes.CDLL('%s')\n"
+					 "print('compile:', nvrtc.nvrtc_like_compile())\n"
+					 "for path in sorted({line.split()[-1] for line in open('/proc/self/maps') if 'libnvinterpose' in line}):\n"
+					 "    print('runtime mapped:', path)\n",
+					 import_first ? "import nvinterpose\n" : "", standin->nvrtc));
+	return app;
+}
+
+/* The seed case passed, and the only runtime mapped is the venv's. */
+static void check_fixed_by_the_venvs_runtime(const struct test_run *run)
+{
+	ck_assert_msg(test_contains(run->output, "compile: 42\n"), "%s", run->output);
+	ck_assert_msg(test_count(run->output, "runtime mapped: ") == 1 && test_contains(run->output, test_format("runtime mapped: %s\n", venv_runtime)),
+		      "the venv's runtime alone: %s", run->output);
+}
+
+START_TEST(test_wheel_is_py3_none_platform_with_one_runtime_and_no_links)
+{
+	const char *name = strrchr(wheel, '/') + 1;
+	ck_assert_msg(strstr(name, "-py3-none-manylinux_2_") || strstr(name, "-py3-none-linux_"), "%s", name);
+	char *script = test_format("import stat, sys, zipfile\n"
+				   "wheel = zipfile.ZipFile(sys.argv[1])\n"
+				   "for info in wheel.infolist():\n"
+				   "    print('link' if stat.S_ISLNK(info.external_attr >> 16) else 'file', info.filename)\n"
+				   "print(wheel.read([n for n in wheel.namelist() if n.endswith('.dist-info/WHEEL')][0]).decode())\n");
+	char *path = test_format("%s/list.py", workspace);
+	test_write_file(path, script);
+	struct test_run run = shell(no_env, test_format("'%s' '%s' '%s'", python, path, wheel), 60);
+	ck_assert_int_eq(run.status, 0);
+	ck_assert_msg(!test_contains(run.output, "link "), "no symbolic links: %s", run.output);
+	ck_assert_msg(test_count(run.output, "libnvinterpose") == 1 && test_contains(run.output, "file nvinterpose/libnvinterpose.so\n"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "file nvinterpose/__init__.py\n") && test_contains(run.output, "file nvinterpose-auto.pth\n"), "%s", run.output);
+	ck_assert_msg(!test_contains(run.output, ".data/"), "nothing outside the package (headers, man pages, data): %s", run.output);
+	const char *tag = strstr(name, "-py3-") + 1;
+	ck_assert_msg(test_contains(run.output, "Root-Is-Purelib: false") && test_contains(run.output, test_format("Tag: %.*s\n", (int)(strlen(tag) - 4), tag)),
+		      "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_import_attaches_the_venvs_runtime_and_fixes_the_seed_case)
+{
+	struct standin_wheel standin = standin_nvrtc_wheel_versions(1, "77", "77.0");
+	struct test_run plain = shell(no_env, test_format("'%s' '%s'", venv_python, seed_app(&standin, false)), 60);
+	ck_assert_msg(test_contains(plain.output, "compile: -1\n") && !test_contains(plain.output, "runtime mapped"), "fails without: %s", plain.output);
+	struct test_run run = shell(no_env, test_format("'%s' '%s'", venv_python, seed_app(&standin, true)), 60);
+	check_fixed_by_the_venvs_runtime(&run);
+}
+END_TEST
+
+START_TEST(test_import_after_nvrtc_was_loaded_fixes_it_too)
+{
+	struct standin_wheel standin = standin_nvrtc_wheel_versions(1, "77", "77.0");
+	struct test_run run = shell(no_env, test_format("'%s' -c \"import ctypes; ctypes.CDLL('%s'); import nvinterpose, runpy; runpy.run_path('%s')\"",
+							 venv_python, standin.nvrtc, seed_app(&standin, false)), 60);
+	check_fixed_by_the_venvs_runtime(&run);
+}
+END_TEST
+
+START_TEST(test_python_m_nvinterpose_run_preloads_the_venvs_runtime)
+{
+	struct standin_wheel standin = standin_nvrtc_wheel_versions(1, "77", "77.0");
+	char *app = seed_app(&standin, false);
+	struct test_run run = shell(no_env, test_format("'%s' -m nvinterpose run -- '%s' '%s'", venv_python, venv_python, app), 60);
+	check_fixed_by_the_venvs_runtime(&run);
+	struct test_run entry = shell(no_env, test_format("'%s' --policy fallback -- '%s' '%s'", venv_run, venv_python, app), 60);
+	check_fixed_by_the_venvs_runtime(&entry);
+}
+END_TEST
+
+START_TEST(test_launcher_options_status_and_errors)
+{
+	struct test_run help = shell(no_env, test_format("'%s' --help", venv_run), 60);
+	ck_assert_msg(help.status == 0 && test_contains(help.output, "Usage: python -m nvinterpose run [OPTIONS] [--] COMMAND"), "%s", help.output);
+	struct test_run version = shell(no_env, test_format("'%s' -m nvinterpose --version", venv_python), 60);
+	ck_assert_msg(version.status == 0 && test_contains(version.output, test_format(", %s)", venv_runtime)), "%s", version.output);
+	const char *env[] = { "LD_PRELOAD=/opt/a/liba.so /opt/b/libnvinterpose.so", NULL };
+	struct test_run printed = shell(env, test_format("'%s' --log info --print-env", venv_run), 60);
+	ck_assert_msg(test_contains(printed.output, test_format("LD_PRELOAD=%s:/opt/a/liba.so\nNVINTERPOSE_LOG=info\n", venv_runtime)), "%s", printed.output);
+	struct test_run status = shell(no_env, test_format("'%s' -- sh -c 'exit 7'", venv_run), 60);
+	ck_assert_int_eq(status.status, 7);
+	struct test_run missing = shell(no_env, test_format("'%s' -- no-such-command-anywhere", venv_run), 60);
+	ck_assert_msg(missing.status == 127 && test_contains(missing.output, "nvinterpose-run: command not found: no-such-command-anywhere"), "%d %s",
+		      missing.status, missing.output);
+	struct test_run bad = shell(no_env, test_format("'%s' --policy sometimes -- true", venv_run), 60);
+	ck_assert_msg(bad.status == 2 && test_contains(bad.output, "--policy: 'sometimes' is not one of fallback, coherent, off"), "%s", bad.output);
+}
+END_TEST
+
+START_TEST(test_import_uses_the_runtime_already_in_the_process)
+{
+	/* Preloaded from elsewhere: the package talks to that one and maps none of its own. */
+	char *script = test_format("import nvinterpose; print('serving:', nvinterpose.runtime_path()); print('patches:', len(nvinterpose.patches()))\n"
+				   "print('mapped:', sorted({l.split()[-1] for l in open('/proc/self/maps') if 'libnvinterpose' in l}))");
+	const char *env[] = { standin_preload(), NULL };
+	struct test_run run = shell(env, test_format("'%s' -c \"%s\"", venv_python, script), 60);
+	ck_assert_msg(test_contains(run.output, test_format("serving: %s\n", test_setting("NVI_RUNTIME"))), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "patches: 0\n"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("mapped: ['%s']\n", test_setting("NVI_RUNTIME"))), "%s", run.output);
+	/* Attached from elsewhere first (RTLD_LOCAL): the venv's copy is loaded, defers and forwards. */
+	struct test_run attached = shell(no_env, test_format("'%s' -c \"import ctypes; ctypes.CDLL('%s'); %s\"", venv_python, test_setting("NVI_RUNTIME"), script), 60);
+	ck_assert_msg(test_contains(attached.output, test_format("serving: %s\n", test_setting("NVI_RUNTIME"))), "%s", attached.output);
+}
+END_TEST
+
+START_TEST(test_api_wraps_the_c_api_and_raises_oserror)
+{
+	struct standin_wheel standin = standin_nvrtc_wheel_versions(1, "77", "77.0");
+	char *script = test_format("%s/api.py", standin.root);
+	test_write_file(script, test_format("import ctypes, errno, nvinterpose\n"
+					    "ctypes.CDLL('%s')\n"
+					    "print('origin:', nvinterpose.family_origin('nvrtc'))\n"
+					    "print('origins:', nvinterpose.origins('nvrtc'))\n"
+					    "nvinterpose.register_folder('cublas', '/usr')\n"
+					    "print('cublas:', nvinterpose.origins('cublas'))\n"
+					    "for call in (lambda: nvinterpose.register_folder('cublas', 'relative'), lambda: nvinterpose.family_origin('no-such-family'),\n"
+					    "             lambda: nvinterpose.family_origin('cudnn')):\n"
+					    "    try:\n"
+					    "        call()\n"
+					    "    except OSError as error:\n"
+					    "        print('error:', errno.errorcode[error.errno], error.strerror)\n"
+					    "print('rescan:', nvinterpose.rescan())\n"
+					    "print('patched:', [(p.object, p.symbol, p.place) for p in nvinterpose.patches() if p.state == 'patched' and p.place == 'dynsym'][:1])\n"
+					    "print('version:', nvinterpose.version() == nvinterpose.__version__)\n",
+					    standin.nvrtc));
+	struct test_run run = shell(no_env, test_format("'%s' '%s'", venv_python, script), 60);
+	ck_assert_msg(run.status == 0, "%s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("origin: %s\n", standin.lib)), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("origins: [('nvrtc', '%s')]\n", standin.lib)), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "cublas: [('cublas', '/usr')]\n"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "error: EINVAL Invalid argument\nerror: EINVAL Invalid argument\nerror: ENOENT No such file or directory\n"), "%s",
+		      run.output);
+	ck_assert_msg(test_contains(run.output, "rescan: 1\n"), "the builtins, loaded ahead: %s", run.output);
+	ck_assert_msg(test_contains(run.output, "libc.so.6', 'dlopen', 'dynsym')]"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "version: True\n"), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_auto_attach_at_interpreter_start_only_with_nvinterpose_auto)
+{
+	struct standin_wheel standin = standin_nvrtc_wheel_versions(1, "77", "77.0");
+	char *app = seed_app(&standin, false);
+	const char *on[] = { "NVINTERPOSE_AUTO=1", NULL };
+	struct test_run run = shell(on, test_format("'%s' '%s'", venv_python, app), 60);
+	check_fixed_by_the_venvs_runtime(&run);
+	const char *off[] = { "NVINTERPOSE_AUTO=0", NULL };
+	struct test_run plain = shell(off, test_format("'%s' '%s'", venv_python, app), 60);
+	ck_assert_msg(test_contains(plain.output, "compile: -1\n") && !test_contains(plain.output, "runtime mapped"), "%s", plain.output);
+}
+END_TEST
+
+START_TEST(test_real_nvrtc_compiles_after_import_nvinterpose)
+{
+	/* The real NVRTC in the CUDA 13 wheel folder, the toolkit hidden (ld.so --inhibit-cache). */
+	char *lib64 = test_format("%s/lib64", test_setting("NVI_CUDA_HOME"));
+	if (access(test_format("%s/libnvrtc.so.13", lib64), R_OK) != 0) {
+		printf("SKIP: no CUDA 13 toolkit at %s\n", lib64);
+		return;
+	}
+	char *lib = test_format("%s/site-packages/nvidia/cu13/lib", test_tmpdir());
+	test_mkdirs(lib);
+	test_copy_file(test_format("%s/libnvrtc.so.13", lib64), test_format("%s/libnvrtc.so.13", lib));
+	test_copy_file(test_format("%s/libnvrtc-builtins.so.13.0", lib64), test_format("%s/libnvrtc-builtins.so.13.0", lib));
+	char *app = test_format("%s/nvrtc_app.py", lib);
+	test_write_file(app, test_format("import ctypes, sys\n"
+					 "if sys.argv[1:] == ['import']:\n"
+					 "    import nvinterpose\n"
+					 "nvrtc = ctypes.CDLL('%s/libnvrtc.so.13')\n"
+					 "program = ctypes.c_void_p()\n"
+					 "nvrtc.nvrtcCreateProgram(ctypes.byref(program), b'extern \"C\" __global__ void twice(float *x) { x[threadIdx.x] *= 2.0f; }', b'twice.cu', 0, None, None)\n"
+					 "print('nvrtc compile:', 'ok' if nvrtc.nvrtcCompileProgram(program, 0, None) == 0 else 'failed')\n"
+					 "for path in sorted({line.split()[-1] for line in open('/proc/self/maps') if 'libnvrtc-builtins' in line or 'libnvinterpose' in line}):\n"
+					 "    print('mapped:', path)\n",
+					 lib));
+	const char *loader = test_interpreter();
+	struct test_run plain = shell(no_env, test_format("'%s' --inhibit-cache '%s' '%s'", loader, venv_python, app), 300);
+	ck_assert_msg(test_contains(plain.output, "nvrtc compile: failed"), "fails without: %s", plain.output);
+	struct test_run run = shell(no_env, test_format("'%s' --inhibit-cache '%s' '%s' import", loader, venv_python, app), 300);
+	ck_assert_msg(test_contains(run.output, "nvrtc compile: ok\n"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("mapped: %s/libnvrtc-builtins.so.13.0\n", lib)), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("mapped: %s\n", venv_runtime)), "%s", run.output);
+}
+END_TEST
+
+int main(void)
+{
+	if (!(python = find_python())) {
+		printf("SKIP: no Python with meson-python, venv and pip (Debian: python3-mesonpy python3-venv python3-pip)\n");
+		return TEST_SKIP;
+	}
+	Suite *suite = suite_create("wheel");
+	TCase *tc = tcase_create("wheel");
+	tcase_set_timeout(tc, 300);
+	tcase_add_unchecked_fixture(tc, build_and_install, remove_workspace);
+	tcase_add_test(tc, test_wheel_is_py3_none_platform_with_one_runtime_and_no_links);
+	tcase_add_test(tc, test_import_attaches_the_venvs_runtime_and_fixes_the_seed_case);
+	tcase_add_test(tc, test_import_after_nvrtc_was_loaded_fixes_it_too);
+	tcase_add_test(tc, test_python_m_nvinterpose_run_preloads_the_venvs_runtime);
+	tcase_add_test(tc, test_launcher_options_status_and_errors);
+	tcase_add_test(tc, test_import_uses_the_runtime_already_in_the_process);
+	tcase_add_test(tc, test_api_wraps_the_c_api_and_raises_oserror);
+	tcase_add_test(tc, test_auto_attach_at_interpreter_start_only_with_nvinterpose_auto);
+	tcase_add_test(tc, test_real_nvrtc_compiles_after_import_nvinterpose);
+	suite_add_tcase(suite, tc);
+	return test_main(suite);
+}

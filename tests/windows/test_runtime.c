@@ -486,8 +486,9 @@ static void case_policy_off(struct tree *tree)
 static void case_exports(struct tree *tree)
 {
 	(void)tree;
-	static const char *const expected[] = { "nvi_family_origin", "nvi_list_origins", "nvi_register_folder",
-						"nvi_rescan", "nvi_version" };
+	static const char *const expected[] = { "nvi_family_origin", "nvi_list_origins", "nvi_list_patches",
+						"nvi_register_folder", "nvi_rescan", "nvi_version" };
+	const DWORD count = sizeof(expected) / sizeof(expected[0]);
 	SetEnvironmentVariableW(L"NVINTERPOSE_DISABLE", L"1");
 	HMODULE runtime = load_runtime();
 	const unsigned char *base = (const unsigned char *)runtime;
@@ -495,15 +496,17 @@ static void case_exports(struct tree *tree)
 	const IMAGE_DATA_DIRECTORY *entry = &nt->OptionalHeader.DataDirectory[IMAGE_DIRECTORY_ENTRY_EXPORT];
 	const IMAGE_EXPORT_DIRECTORY *exports = (const IMAGE_EXPORT_DIRECTORY *)(base + entry->VirtualAddress);
 	const DWORD *names = (const DWORD *)(base + exports->AddressOfNames);
-	bool same = exports->NumberOfNames == 5;
+	bool same = exports->NumberOfNames == count;
 	for (DWORD i = 0; i < exports->NumberOfNames; i++) {
 		const char *name = (const char *)(base + names[i]);
 		printf("    export %s\n", name);
-		same = same && i < 5 && strcmp(name, expected[i]) == 0;
+		same = same && i < count && strcmp(name, expected[i]) == 0;
 	}
-	harness_check(same, "nvinterpose.dll exports exactly the five nvi_ functions");
+	harness_check(same, "nvinterpose.dll exports exactly the %lu nvi_ functions", (unsigned long)count);
 	const char *(*version)(void) = (const char *(*)(void))(void (*)(void))GetProcAddress(runtime, "nvi_version");
 	harness_check(version && strcmp(version(), NVI_VERSION) == 0, "nvi_version() is %s", NVI_VERSION);
+	int (*list_patches)(void *, size_t) = (int (*)(void *, size_t))(void (*)(void))GetProcAddress(runtime, "nvi_list_patches");
+	harness_check(list_patches && list_patches(NULL, 0) == 0, "nvi_list_patches() lists nothing (the import tables are not listed)");
 }
 
 /* ---- Modes for child processes ----------------------------------------------------------------- */

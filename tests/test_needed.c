@@ -153,6 +153,38 @@ START_TEST(test_dt_needed_of_a_dlopened_library_never_sees_the_callers_rpath)
 }
 END_TEST
 
+/* The parent's RUNPATH uses $PLATFORM and $LIB; the folder they expand to (as the loader expands
+   them: dl_platform, not AT_PLATFORM) holds an nvJitLink (value 5) the loader takes. The runtime
+   must see it too and change nothing, though the wheel sibling holds another copy (value 7). */
+static void check_token_in_the_parents_runpath_is_expanded_as_the_loader_does(const char *runpath)
+{
+	struct wheels w = make_wheels();
+	char *expanded = test_loader_expansion(test_format("%s/%s", w.cusparse, runpath));
+	test_mkdirs(expanded);
+	test_build_library("value.c", test_format("%s/libnvJitLink.so.12", expanded), "libnvJitLink.so.12",
+			   "-DVALUE_SYMBOL=nvjitlink_value -DVALUE=5");
+	test_build_library("needer.c", w.cusparse_lib, "libcusparse.so.11",
+			   test_format("-DNEEDER_SYMBOL=cusparse_value -DNEEDED_SYMBOL=nvjitlink_value '%s' -Wl,--enable-new-dtags,-rpath,'$ORIGIN/%s'",
+				       w.nvjitlink_lib, runpath));
+	struct test_run plain = test_probe(no_env, test_format("call %s cusparse_value", w.cusparse_lib));
+	ck_assert_msg(test_contains(plain.output, "call cusparse_value: 1005"), "%s", plain.output);
+	const char *env[] = { standin_preload(), NULL };
+	struct test_run run = test_probe(env, test_format("call %s cusparse_value", w.cusparse_lib));
+	ck_assert_msg(test_contains(run.output, "call cusparse_value: 1005"), "the loader's own copy: %s", run.output);
+}
+
+START_TEST(test_platform_in_the_parents_runpath_is_the_loaders_dl_platform)
+{
+	check_token_in_the_parents_runpath_is_expanded_as_the_loader_does("by-platform/$PLATFORM");
+}
+END_TEST
+
+START_TEST(test_lib_in_the_parents_runpath_is_the_loaders)
+{
+	check_token_in_the_parents_runpath_is_expanded_as_the_loader_does("by-lib/${LIB}");
+}
+END_TEST
+
 START_TEST(test_rtld_now_binds_what_the_runtime_supplies)
 {
 	/* The supplied nvJitLink references a function nobody defines. The plain loader, finding that
@@ -201,6 +233,8 @@ int main(void)
 	tcase_add_test(tc, test_runpath_that_covers_the_dependency_needs_no_help);
 	tcase_add_test(tc, test_dt_needed_of_a_dlopened_library_never_sees_the_callers_runpath);
 	tcase_add_test(tc, test_dt_needed_of_a_dlopened_library_never_sees_the_callers_rpath);
+	tcase_add_test(tc, test_platform_in_the_parents_runpath_is_the_loaders_dl_platform);
+	tcase_add_test(tc, test_lib_in_the_parents_runpath_is_the_loaders);
 	tcase_add_test(tc, test_rtld_now_binds_what_the_runtime_supplies);
 	tcase_add_test(tc, test_deepbind_load_is_left_alone);
 	tcase_add_test(tc, test_policy_off_leaves_dt_needed_alone);

@@ -19,12 +19,16 @@
 #include "libnames.h"
 #include "loaded.h"
 #include "loader/dst.h"
+#include "loader/machine.h"
 #include "log.h"
 #include "platform.h"
 #include "real.h"
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <gnu/libc-version.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <limits.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -75,6 +79,30 @@ fail:
 	return NULL;
 }
 
+/* The loader's facts this process can learn: $PLATFORM and $LIB from the runtime's own search list
+   (its RUNPATH is LOADER_PROBE_PATH, which the loader lists expanded), and whether this glibc may
+   search legacy hwcap subfolders (before 2.37, as the running libc's version says). */
+static struct loader_machine machine;
+static pthread_once_t machine_once = PTHREAD_ONCE_INIT;
+
+static void learn_machine(void)
+{
+	struct listed *own = read_listed(lookup_object_at((const void *)learn_machine));
+	for (size_t i = 0; own && i < own->list.count; i++)
+		if (loader_machine_from_element(own->list.dirs[i], &machine))
+			break;
+	free_listed(own);
+	int major = 0, minor = 0;
+	machine.legacy_possible = sscanf(gnu_get_libc_version(), "%d.%d", &major, &minor) != 2 || major < 2 ||
+				  (major == 2 && minor < 37);
+}
+
+static const struct loader_machine *this_machine(void)
+{
+	pthread_once(&machine_once, learn_machine);
+	return &machine;
+}
+
 struct link_map *lookup_object_at(const void *address)
 {
 	Dl_info info;
@@ -96,6 +124,11 @@ static bool consider_candidate(const char *path, enum search_step step, enum loa
 {
 	struct finding *finding = arg;
 	(void)loader_step;
+	if (!path) { /* the loader may find it where the runtime cannot look: it has the call */
+		finding->loader_finds = true;
+		finding->loader_path[0] = '\0';
+		return true;
+	}
 	if (!dynamic_file_is_loadable(path)) {
 		if (step != SEARCH_LOADER)
 			log_message(LOG_INFO, "%s is not a shared object this process can load; skipped", path);
@@ -234,6 +267,7 @@ bool lookup_bare_name(const char *name, int family, struct link_map *caller, str
 		.lookup = LOADER_BARE_NAME,
 		.asker = &asker,
 		.process = &process,
+		.machine = this_machine(),
 		.caller_folder = caller_is_nvidia ? caller_folder : NULL,
 	};
 	search_candidates(&request, consider_candidate, finding);
@@ -283,20 +317,23 @@ static bool visited_before(struct needs *needs, const char *name)
 	return false;
 }
 
-/* An RPATH or RUNPATH expanded with $ORIGIN; false when it uses a token the runtime cannot expand
-   ($LIB, $PLATFORM): the loader's search is then not known, and the loader may find anything. */
+/* An RPATH or RUNPATH expanded as the loader does; false when it uses $LIB or $PLATFORM and the
+   loader did not say their values: the loader's search is then not known, and it may find anything. */
 static bool expand_list(const char *list, const char *origin, char ***elements, int *count)
 {
+	const struct loader_machine *facts = this_machine();
 	*elements = NULL;
 	*count = 0;
 	if (!list)
 		return true;
-	if (dst_uses_token(list, "LIB") || dst_uses_token(list, "PLATFORM"))
+	if (!facts->tokens_known && (dst_uses_token(list, "LIB") || dst_uses_token(list, "PLATFORM")))
 		return false;
-	int n = dst_expand_search_path(list, origin, NULL, NULL, NULL, 0);
+	const char *lib = facts->tokens_known ? facts->lib : NULL;
+	const char *platform = facts->platform_known ? facts->platform : NULL;
+	int n = dst_expand_search_path(list, origin, lib, platform, NULL, 0);
 	if (n < 0 || !(*elements = calloc((size_t)n + 1, sizeof(char *))))
 		return false;
-	*count = dst_expand_search_path(list, origin, NULL, NULL, *elements, (size_t)n);
+	*count = dst_expand_search_path(list, origin, lib, platform, *elements, (size_t)n);
 	return *count == n;
 }
 
@@ -359,6 +396,7 @@ static void plan_need(struct parent *parent, const char *name, struct needs *nee
 		.lookup = LOADER_NEEDED_OF_DLOPENED,
 		.asker = &parent->model,
 		.process = &process,
+		.machine = this_machine(),
 		.caller_folder = parent->folder,
 	};
 	search_candidates(&request, consider_candidate, finding);

@@ -2,7 +2,7 @@
  * preload costs), a preload whose dlopen only tail-jumps into libc's (what any interposer costs) and
  * the runtime, measured in one run.
  *
- *   bench-dlopen [--rounds R] [--blocks K] [--block-ms T] [--only TEXT] [--raw] [--keep]
+ *   bench-dlopen [--rounds R] [--blocks K] [--block-ms T] [--only LIST] [--raw] [--keep]
  *
  * Each round starts, for every group of cases, one child process per arm, in an order that rotates
  * from round to round; each child sets itself up (workload.c) and times its cases in thread CPU time.
@@ -43,8 +43,8 @@ struct settings {
 	double block_ms;
 	const char *only;
 	bool keep, raw;
-	const char *cc, *fixtures, *sources, *runtime, *toolkit;
-	char dir[1024], self[4096], python[4096];
+	const char *cc, *fixtures, *sources, *runtime;
+	char toolkit[4096], dir[1024], self[4096], python[4096];
 	char libraries[ARM_COUNT][4096]; /* each arm's library ("" for plain, or when it could not be built) */
 };
 
@@ -52,6 +52,7 @@ struct group {
 	enum group_kind kind;
 	bool python; /* python3 -c pass, timed by the parent */
 	int param;
+	char name[32]; /* what --only names it by */
 	size_t count;
 	struct bench_case cases[BENCH_MAX_CASES];
 	char titles[BENCH_MAX_CASES][128];
@@ -141,7 +142,7 @@ static char *standin(const char *relative_path)
 		      base, settings.dir);
 }
 
-static bool build_tree(void)
+static bool build_tree(int objects)
 {
 	const char *dir = settings.dir;
 	char path[4096];
@@ -181,7 +182,7 @@ static bool build_tree(void)
 
 	size_t n = 0;
 	char *commands[BENCH_OBJECTS + 16];
-	for (int i = 0; i < BENCH_OBJECTS; i++) {
+	for (int i = 0; i < objects; i++) {
 		snprintf(path, sizeof(path), LAYOUT_OBJECT, i);
 		commands[n++] = standin(path);
 	}
@@ -417,7 +418,7 @@ static void print_table(const struct row *rows, size_t n)
 		} else
 			snprintf(cell[5], sizeof(cell[5]), "%.3f× (%.3f–%.3f)", mid, low, high);
 		if (row->target && row->target[0])
-			snprintf(cell[6], sizeof(cell[6]), "%s %s", row->target, isnan(mid) ? "" : mid <= row->limit ? "met" : "over");
+			snprintf(cell[6], sizeof(cell[6]), "%s%s", row->target, isnan(mid) ? "" : mid <= row->limit ? " (met)" : " (over)");
 	}
 	for (size_t i = 0; i <= n; i++)
 		for (int c = 0; c < COLUMNS; c++)
@@ -469,64 +470,90 @@ static struct group *find_group(struct group *groups, size_t n, enum group_kind 
 	return NULL;
 }
 
-static size_t make_rows(struct group *groups, size_t group_count, struct row *rows)
+static struct row *add_row(struct row *rows, size_t *n, const struct group *group, size_t c)
 {
-	size_t n = 0;
-	for (size_t g = 0; g < group_count; g++) {
-		struct group *group = &groups[g];
-		for (size_t c = 0; c < group->count; c++) {
-			struct row *row = &rows[n++];
-			memset(row, 0, sizeof(*row));
-			snprintf(row->title, sizeof(row->title), "%s", group->titles[c]);
-			for (int a = 0; a < ARM_COUNT; a++)
-				row->arm[a] = settings.libraries[a][0] || a == ARM_PLAIN ? group->values[c][a] : NULL;
-			row->floor = row->arm[ARM_EMPTY];
-			row->difference = group->kind == GROUP_ATTACH;
-			row->target = group->cases[c].target;
-			row->limit = group->cases[c].limit;
-			row->skip = group->skip[c][0] ? group->skip[c] : NULL;
-		}
-	}
-	/* The slow path's growth, against the loader's own cost per folder it searches (a missing name
-	   over L = 1 and 100 entries, with the empty preload). */
-	const int wide = BENCH_LD_ENTRIES, narrow = 1;
+	struct row *row = &rows[(*n)++];
+	memset(row, 0, sizeof(*row));
+	if (!group)
+		return row;
+	snprintf(row->title, sizeof(row->title), "%s", group->titles[c]);
+	for (int a = 0; a < ARM_COUNT; a++)
+		row->arm[a] = settings.libraries[a][0] || a == ARM_PLAIN ? group->values[c][a] : NULL;
+	row->floor = row->arm[ARM_EMPTY];
+	row->difference = group->kind == GROUP_ATTACH;
+	row->target = group->cases[c].target;
+	row->limit = group->cases[c].limit;
+	row->skip = group->skip[c][0] ? group->skip[c] : NULL;
+	return row;
+}
+
+/* The slow path's growth, against the loader's own cost per folder it searches: a missing name
+   over L = 1 and 100 entries, with the empty preload. */
+static void add_slope_rows(struct row *rows, size_t *n, struct group *groups, size_t group_count)
+{
+	const int narrow = 1, wide = BENCH_LD_ENTRIES;
 	struct group *l1 = find_group(groups, group_count, GROUP_SLOW, narrow),
 		     *l100 = find_group(groups, group_count, GROUP_SLOW, wide);
 	if (!l1 || !l100)
-		return n;
+		return;
 	size_t missing = sizeof(bench_slow_names) / sizeof(bench_slow_names[0]), last = missing - 1;
-	struct row *loader = &rows[n++];
-	memset(loader, 0, sizeof(*loader));
-	snprintf(loader->title, sizeof(loader->title), "the loader's search, per `LD_LIBRARY_PATH` entry");
+	struct row *loader = add_row(rows, n, NULL, 0);
+	snprintf(loader->title, sizeof(loader->title), "the loader's search, per `LD_LIBRARY_PATH` entry (a missing name)");
 	for (int a = 0; a < ARM_COUNT; a++)
-		loader->arm[a] = settings.libraries[a][0] || a == ARM_PLAIN
-					 ? slope(l100->values[missing][a], l1->values[missing][a], wide - narrow)
-					 : NULL;
+		if (settings.libraries[a][0] || a == ARM_PLAIN)
+			loader->arm[a] = slope(l100->values[missing][a], l1->values[missing][a], wide - narrow);
 	loader->floor = loader->arm[ARM_EMPTY];
-	const double *per_folder = loader->arm[ARM_EMPTY];
 
-	struct row *origin = &rows[n++];
-	memset(origin, 0, sizeof(*origin));
-	snprintf(origin->title, sizeof(origin->title), "slow path, per registered origin (M=%d→%d, L=%d)",
+	struct row *origin = add_row(rows, n, NULL, 0);
+	snprintf(origin->title, sizeof(origin->title), "slow path, per registered origin (M=%d→%d, L=%d; floor: the loader's per entry)",
 		 bench_slow_names[0].origin, bench_slow_names[last].origin, narrow);
 	origin->arm[ARM_RUNTIME] = slope(l1->values[last][ARM_RUNTIME], l1->values[0][ARM_RUNTIME],
 					 bench_slow_names[last].origin - bench_slow_names[0].origin);
-	origin->floor = per_folder;
-	origin->target = "≤ the loader's per entry";
+	origin->floor = loader->arm[ARM_EMPTY];
+	origin->target = "≤ 1×";
 	origin->limit = 1.0;
 
-	struct row *entry = &rows[n++];
-	memset(entry, 0, sizeof(*entry));
-	snprintf(entry->title, sizeof(entry->title), "slow path, per `LD_LIBRARY_PATH` entry (L=%d→%d, M=%d)", narrow, wide,
-		 bench_slow_names[0].origin);
+	struct row *entry = add_row(rows, n, NULL, 0);
+	snprintf(entry->title, sizeof(entry->title), "slow path, per `LD_LIBRARY_PATH` entry (L=%d→%d, M=%d; floor: the loader's per entry)",
+		 narrow, wide, bench_slow_names[0].origin);
 	entry->arm[ARM_RUNTIME] = slope(l100->values[0][ARM_RUNTIME], l1->values[0][ARM_RUNTIME], wide - narrow);
-	entry->floor = per_folder;
-	entry->target = "≤ the loader's per entry";
+	entry->floor = loader->arm[ARM_EMPTY];
+	entry->target = "≤ 1×";
 	entry->limit = 1.0;
+}
+
+/* Repeated loads one name after another, each at every N; then the slow path and its growth; then
+   the rest in the groups' order. */
+static size_t make_rows(struct group *groups, size_t group_count, struct row *rows)
+{
+	size_t n = 0;
+	for (size_t c = 0; c < BENCH_MAX_CASES; c++)
+		for (size_t g = 0; g < group_count; g++)
+			if (groups[g].kind == GROUP_REPEATED && !groups[g].python && c < groups[g].count)
+				add_row(rows, &n, &groups[g], c);
+	for (size_t g = 0; g < group_count; g++)
+		if (groups[g].kind == GROUP_SLOW && !groups[g].python)
+			for (size_t c = 0; c < groups[g].count; c++)
+				add_row(rows, &n, &groups[g], c);
+	add_slope_rows(rows, &n, groups, group_count);
+	for (size_t g = 0; g < group_count; g++)
+		if ((groups[g].kind != GROUP_REPEATED && groups[g].kind != GROUP_SLOW) || groups[g].python)
+			for (size_t c = 0; c < groups[g].count; c++)
+				add_row(rows, &n, &groups[g], c);
 	return n;
 }
 
 /* ---- Main ------------------------------------------------------------------------------------------ */
+
+/* Whether name is one of the comma-separated list's items. */
+static bool in_list(const char *list, const char *name)
+{
+	size_t length = strlen(name);
+	for (const char *s = list; s; s = strchr(s, ',') ? strchr(s, ',') + 1 : NULL)
+		if (strncmp(s, name, length) == 0 && (s[length] == ',' || s[length] == '\0'))
+			return true;
+	return false;
+}
 
 static bool find_python(void)
 {
@@ -569,24 +596,23 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: bench-dlopen [--rounds R] [--blocks K] [--block-ms T] [--only TEXT] [--raw] [--keep]\n"
-		     "  --rounds R     rounds of every arm (default 11, or $NVI_BENCH_ROUNDS)\n"
+	fprintf(out, "usage: bench-dlopen [--rounds R] [--blocks K] [--block-ms T] [--only LIST] [--raw] [--keep]\n"
+		     "  --rounds R     rounds of every arm (default 21, or $NVI_BENCH_ROUNDS)\n"
 		     "  --blocks K     timed blocks a case in each child (default 5)\n"
 		     "  --block-ms T   thread CPU time a block aims at (default 2)\n"
-		     "  --only TEXT    only the groups whose first case's title contains TEXT (\"N=0\", \"slow\", \"attach\",\n"
-		     "                 \"first loads\", \"python\")\n"
+		     "  --only LIST    only these groups, comma-separated: N=0 N=10 N=100 N=500 (repeated loads with N objects\n"
+		     "                 loaded), L=1 L=20 L=100 (the slow path), attach, first-loads, python\n"
 		     "  --raw          after the table, every round's value of every row and arm (tab-separated, ns)\n"
 		     "  --keep         keep the folder of built libraries\n"
 		     "Needs NVI_RUNTIME, NVI_CC, NVI_FIXTURES and NVI_BENCH_SOURCES (meson test --benchmark sets them);\n"
 		     "NVI_CUDA_HOME names the toolkit (default /usr/local/cuda).\n");
 }
 
-int main(int argc, char **argv)
+/* Reads the options; 0 to go on, otherwise the exit status. */
+static int parse_options(int argc, char **argv)
 {
-	if (argc > 1 && strcmp(argv[1], "--child") == 0)
-		return workload_main(argc, argv);
 	const char *rounds = getenv("NVI_BENCH_ROUNDS");
-	settings.rounds = rounds && rounds[0] ? atoi(rounds) : 11;
+	settings.rounds = rounds && rounds[0] ? atoi(rounds) : 21;
 	settings.blocks = 5;
 	settings.block_ms = 2;
 	for (int i = 1; i < argc; i++) {
@@ -605,7 +631,7 @@ int main(int argc, char **argv)
 			settings.raw = true;
 		else if (strcmp(argv[i], "--help") == 0) {
 			usage(stdout);
-			return 0;
+			return -1;
 		} else {
 			usage(stderr);
 			return 2;
@@ -620,20 +646,19 @@ int main(int argc, char **argv)
 	settings.cc = getenv("NVI_CC");
 	settings.fixtures = getenv("NVI_FIXTURES");
 	settings.sources = getenv("NVI_BENCH_SOURCES");
-	const char *cuda = getenv("NVI_CUDA_HOME") && getenv("NVI_CUDA_HOME")[0] ? getenv("NVI_CUDA_HOME") : "/usr/local/cuda";
-	char toolkit[4096];
-	snprintf(toolkit, sizeof(toolkit), "%s/lib64", cuda);
-	settings.toolkit = toolkit;
 	if (!settings.runtime || !settings.cc || !settings.fixtures || !settings.sources) {
 		fprintf(stderr, "bench-dlopen: NVI_RUNTIME, NVI_CC, NVI_FIXTURES and NVI_BENCH_SOURCES must be set "
 				"(meson test --benchmark sets them)\n");
 		return 2;
 	}
+	const char *cuda = getenv("NVI_CUDA_HOME") && getenv("NVI_CUDA_HOME")[0] ? getenv("NVI_CUDA_HOME") : "/usr/local/cuda";
+	snprintf(settings.toolkit, sizeof(settings.toolkit), "%s/lib64", cuda);
 	const char *tmp = getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR") : "/tmp";
 	if ((size_t)snprintf(settings.dir, sizeof(settings.dir), "%s/nvinterpose-bench-XXXXXX", tmp) >= sizeof(settings.dir)) {
 		fprintf(stderr, "bench-dlopen: TMPDIR is too long: %s\n", tmp);
 		return 2;
 	}
+	/* The build commands quote paths in single quotes. */
 	const char *quoted[] = { settings.runtime, settings.cc, settings.fixtures, settings.sources, settings.dir };
 	for (size_t i = 0; i < sizeof(quoted) / sizeof(quoted[0]); i++)
 		if (strchr(quoted[i], '\'')) {
@@ -642,53 +667,58 @@ int main(int argc, char **argv)
 		}
 	ssize_t k = readlink("/proc/self/exe", settings.self, sizeof(settings.self) - 1);
 	settings.self[k > 0 ? k : 0] = '\0';
-	if (!mkdtemp(settings.dir)) {
-		fprintf(stderr, "bench-dlopen: cannot make a folder under %s: %s\n", tmp, strerror(errno));
-		return 1;
+	return 0;
+}
+
+static void name_group(struct group *group)
+{
+	if (group->python) {
+		group->count = 1;
+		snprintf(group->titles[0], sizeof(group->titles[0]), "`python3 -c pass` (the whole process)");
+		group->cases[0] = (struct bench_case){ group->titles[0], "≤ 1.01×", 1.01 };
+		snprintf(group->name, sizeof(group->name), "python");
+		return;
 	}
-	struct timespec began, now;
-	clock_gettime(CLOCK_MONOTONIC, &began);
-	int status = 0;
-	if (!build_tree()) {
-		status = 1;
-		goto out;
+	const struct bench_case *cases;
+	group->count = bench_cases(group->kind, group->param, &cases);
+	for (size_t c = 0; c < group->count; c++) {
+		snprintf(group->titles[c], sizeof(group->titles[c]), "%s", cases[c].title);
+		group->cases[c] = cases[c];
+		group->cases[c].title = group->titles[c];
 	}
-	static struct group groups[MAX_GROUPS];
-	size_t group_count = 0;
+	if (group->kind == GROUP_REPEATED)
+		snprintf(group->name, sizeof(group->name), "N=%d", group->param);
+	else if (group->kind == GROUP_SLOW)
+		snprintf(group->name, sizeof(group->name), "L=%d", group->param);
+	else
+		snprintf(group->name, sizeof(group->name), "%s", group->kind == GROUP_ATTACH ? "attach" : "first-loads");
+}
+
+/* Every group, or those --only names; how many. */
+static size_t select_groups(struct group *groups)
+{
 	static const int objects[] = { 0, 10, 100, BENCH_OBJECTS };
 	static const int entries[] = { 1, 20, BENCH_LD_ENTRIES };
 	static char toolkit_paths[BENCH_MAX_TOOLKIT][4096];
 	int toolkit_count = (int)bench_toolkit_libraries(settings.toolkit, toolkit_paths, BENCH_MAX_TOOLKIT);
+	struct group all[MAX_GROUPS];
+	size_t n = 0, kept = 0;
 	for (size_t i = 0; i < sizeof(objects) / sizeof(objects[0]); i++)
-		groups[group_count++] = (struct group){ .kind = GROUP_REPEATED, .param = objects[i] };
+		all[n++] = (struct group){ .kind = GROUP_REPEATED, .param = objects[i] };
 	for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++)
-		groups[group_count++] = (struct group){ .kind = GROUP_SLOW, .param = entries[i] };
-	groups[group_count++] = (struct group){ .kind = GROUP_ATTACH, .param = BENCH_OBJECTS };
-	groups[group_count++] = (struct group){ .kind = GROUP_FIRST_LOADS, .param = toolkit_count ? toolkit_count : BENCH_MAX_TOOLKIT };
-	groups[group_count++] = (struct group){ .python = true };
-	bool have_python = find_python();
-	size_t kept = 0;
-	for (size_t g = 0; g < group_count; g++) {
-		struct group *group = &groups[g];
-		if (group->python) {
-			group->count = 1;
-			snprintf(group->titles[0], sizeof(group->titles[0]), "`python3 -c pass`, the whole process");
-			group->cases[0] = (struct bench_case){ group->titles[0], "≤ 1.01×", 1.01 };
-			if (!have_python)
-				snprintf(group->skip[0], sizeof(group->skip[0]), "no python3");
-		} else {
-			const struct bench_case *cases;
-			group->count = bench_cases(group->kind, group->param, &cases);
-			for (size_t c = 0; c < group->count; c++) {
-				snprintf(group->titles[c], sizeof(group->titles[c]), "%s", cases[c].title);
-				group->cases[c] = cases[c];
-				group->cases[c].title = group->titles[c];
-			}
-			if (group->kind == GROUP_FIRST_LOADS && toolkit_count == 0)
-				snprintf(group->skip[0], sizeof(group->skip[0]), "no toolkit libraries in %s", settings.toolkit);
-		}
-		if (settings.only && !strstr(group->titles[0], settings.only))
+		all[n++] = (struct group){ .kind = GROUP_SLOW, .param = entries[i] };
+	all[n++] = (struct group){ .kind = GROUP_ATTACH, .param = BENCH_OBJECTS };
+	all[n++] = (struct group){ .kind = GROUP_FIRST_LOADS, .param = toolkit_count ? toolkit_count : BENCH_MAX_TOOLKIT };
+	all[n++] = (struct group){ .python = true };
+	for (size_t g = 0; g < n; g++) {
+		struct group *group = &all[g];
+		name_group(group);
+		if (settings.only && !in_list(settings.only, group->name))
 			continue;
+		if (group->kind == GROUP_FIRST_LOADS && !group->python && toolkit_count == 0)
+			snprintf(group->skip[0], sizeof(group->skip[0]), "no toolkit libraries in %.200s", settings.toolkit);
+		if (group->python && !find_python())
+			snprintf(group->skip[0], sizeof(group->skip[0]), "no python3");
 		for (size_t c = 0; c < group->count; c++)
 			for (int a = 0; a < ARM_COUNT; a++) {
 				group->values[c][a] = malloc((size_t)settings.rounds * sizeof(double));
@@ -697,26 +727,72 @@ int main(int argc, char **argv)
 			}
 		groups[kept++] = *group;
 	}
-	group_count = kept;
+	return kept;
+}
 
+/* The most stand-ins a selected group loads: only those are built. */
+static int objects_needed(const struct group *groups, size_t n)
+{
+	int most = 0;
+	for (size_t g = 0; g < n; g++)
+		if (!groups[g].python && (groups[g].kind == GROUP_REPEATED || groups[g].kind == GROUP_ATTACH) && groups[g].param > most)
+			most = groups[g].param;
+	return most;
+}
+
+/* Every round runs every group's arms, in an order that rotates: no arm always runs first, or
+   always just after another. */
+static bool run_rounds(struct group *groups, size_t n, const struct timespec *began)
+{
 	enum arm arms[ARM_COUNT];
 	int arm_count = 0;
+	bool ok = true;
 	for (int a = 0; a < ARM_COUNT; a++)
 		if (a == ARM_PLAIN || settings.libraries[a][0])
 			arms[arm_count++] = (enum arm)a;
-	describe_machine();
-	fflush(stdout);
 	for (int r = 0; r < settings.rounds; r++) {
+		struct timespec now;
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		fprintf(stderr, "round %d of %d (%.0f s)\n", r + 1, settings.rounds, (double)(now.tv_sec - began.tv_sec));
-		for (size_t g = 0; g < group_count; g++) {
-			if (groups[g].skip[0][0] && groups[g].count == 1)
+		fprintf(stderr, "round %d of %d (%.0f s)\n", r + 1, settings.rounds, (double)(now.tv_sec - began->tv_sec));
+		for (size_t g = 0; g < n; g++) {
+			if (groups[g].count == 1 && groups[g].skip[0][0])
 				continue;
 			for (int i = 0; i < arm_count; i++)
 				if (!run_child(&groups[g], arms[(i + r) % arm_count], r))
-					status = 1;
+					ok = false;
 		}
 	}
+	return ok;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && strcmp(argv[1], "--child") == 0)
+		return workload_main(argc, argv);
+	int stop = parse_options(argc, argv);
+	if (stop)
+		return stop < 0 ? 0 : stop;
+	static struct group groups[MAX_GROUPS];
+	size_t group_count = select_groups(groups);
+	if (group_count == 0) {
+		fprintf(stderr, "bench-dlopen: --only %s names no group (see --help)\n", settings.only);
+		return 2;
+	}
+	if (!mkdtemp(settings.dir)) {
+		fprintf(stderr, "bench-dlopen: cannot make %s: %s\n", settings.dir, strerror(errno));
+		return 1;
+	}
+	struct timespec began, now;
+	clock_gettime(CLOCK_MONOTONIC, &began);
+	int status = 0;
+	if (!build_tree(objects_needed(groups, group_count))) {
+		status = 1;
+		goto out;
+	}
+	describe_machine();
+	fflush(stdout);
+	if (!run_rounds(groups, group_count, &began))
+		status = 1;
 	static struct row rows[MAX_ROWS];
 	size_t row_count = make_rows(groups, group_count, rows);
 	print_table(rows, row_count);

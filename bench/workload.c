@@ -37,15 +37,15 @@ size_t bench_cases(enum group_kind kind, int param, const struct bench_case **ca
 	switch (kind) {
 	case GROUP_REPEATED: {
 		bool crowded = param >= 10;
-		ADD(crowded ? "≤ 1.03×" : "≤ 1.06×", crowded ? 1.03 : 1.06, "N=%d: NVIDIA, by path", param);
-		ADD(crowded ? "≤ 1.03×" : "≤ 1.06×", crowded ? 1.03 : 1.06, "N=%d: NVIDIA, by soname", param);
-		ADD("≤ 1.03×", 1.03, "N=%d: `libz.so.1`", param);
-		ADD("≤ 1.03×", 1.03, "N=%d: `libm.so.6`", param);
-		ADD("≤ 1.03×", 1.03, "N=%d: `libpython3.77.so.1.0`", param);
-		ADD("≤ 1.03×", 1.03, "N=%d: missing `%s`", param, MISSING_OTHER);
-		ADD("≤ 1.15×", 1.15, "N=%d: missing NVIDIA `%s`", param, MISSING_NVIDIA);
+		ADD(crowded ? "≤ 1.03×" : "≤ 1.06×", crowded ? 1.03 : 1.06, "NVIDIA by path, N=%d", param);
+		ADD(crowded ? "≤ 1.03×" : "≤ 1.06×", crowded ? 1.03 : 1.06, "NVIDIA by soname, N=%d", param);
+		ADD("≤ 1.03×", 1.03, "`libz.so.1`, N=%d", param);
+		ADD("≤ 1.03×", 1.03, "`libm.so.6`, N=%d", param);
+		ADD("≤ 1.03×", 1.03, "`libpython3.77.so.1.0`, N=%d", param);
+		ADD("≤ 1.03×", 1.03, "missing `%s`, N=%d", MISSING_OTHER, param);
+		ADD("≤ 1.15×", 1.15, "missing NVIDIA `%s`, N=%d", MISSING_NVIDIA, param);
 		ADD(param == BENCH_OBJECTS ? "≤ 1.05×" : "", param == BENCH_OBJECTS ? 1.05 : NAN,
-		    "N=%d: NVIDIA load+unload, by path", param);
+		    "NVIDIA load+unload by path, N=%d", param);
 		break;
 	}
 	case GROUP_SLOW:
@@ -227,6 +227,12 @@ static bool set_up_repeated(const char *dir, int n, struct timed_case *cases)
 	set_dlopen(&cases[5], false, MISSING_OTHER);
 	set_dlopen(&cases[6], false, MISSING_NVIDIA);
 	set_dlopen(&cases[7], true, "%s/%s", dir, LAYOUT_CYCLED);
+	/* Loaded and unloaded once before any case runs, as the cycling case will: the runtime has then
+	   registered its folder, so every case sees the same registry, whichever runs first. */
+	void *cycled = keep(cases[7].file);
+	if (!cycled)
+		return false;
+	dlclose(cycled);
 	return true;
 }
 

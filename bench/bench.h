@@ -14,7 +14,8 @@ enum group_kind {
 	GROUP_REPEATED,   /* N stand-ins loaded, then repeated loads of loaded and missing names */
 	GROUP_SLOW,       /* L entries in LD_LIBRARY_PATH, 100 registered origins, bare NVIDIA names */
 	GROUP_ATTACH,     /* 500 stand-ins loaded, then the arm's library dlopen'ed late */
-	GROUP_FIRST_LOADS /* the toolkit's libraries loaded once each, by path */
+	GROUP_FIRST_LOADS, /* the toolkit's libraries loaded once each, by path */
+	GROUP_PYTHON       /* python3 -c pass, a whole process timed by the parent */
 };
 
 #define BENCH_MAX_CASES 8
@@ -29,8 +30,12 @@ struct bench_case {
 	double limit;       /* the aim as a number: a ratio, or nanoseconds over the floor */
 };
 
-/* The cases of a group, in the order a child prints their values. param is N or L. */
+/* The cases of a group, in the order a child prints their values. param is N, L, or the number of
+   toolkit libraries. */
 size_t bench_cases(enum group_kind kind, int param, const struct bench_case **cases);
+
+/* The q-quantile of the finite values among n (linear between ranks); NAN when there are none. */
+double bench_quantile(const double *values, size_t n, double q);
 
 /* The toolkit libraries the first-loads case loads, present in folder, as paths; how many. */
 size_t bench_toolkit_libraries(const char *folder, char paths[][4096], size_t capacity);

@@ -50,7 +50,6 @@ struct settings {
 
 struct group {
 	enum group_kind kind;
-	bool python; /* python3 -c pass, timed by the parent */
 	int param;
 	char name[32]; /* what --only names it by */
 	size_t count;
@@ -177,7 +176,7 @@ static bool build_tree(int objects)
 	if (run_commands(&forwarder, 1))
 		snprintf(settings.libraries[ARM_FORWARDER], sizeof(settings.libraries[ARM_FORWARDER]), "%s/" LAYOUT_FORWARDER, dir);
 	else
-		fprintf(stderr, "bench-dlopen: the forwarder arm is left out (no tail-jump stub for this machine)\n");
+		fprintf(stderr, "bench-dlopen: the forwarder arm is left out: it could not be built (its stub is x86-64 only)\n");
 	free(forwarder);
 
 	size_t n = 0;
@@ -262,7 +261,7 @@ static char *ld_library_path(int entries)
 /* One child: its values go to round r of the group's cases; false when it failed. */
 static bool run_child(struct group *g, enum arm arm, int r)
 {
-	if (g->python) {
+	if (g->kind == GROUP_PYTHON) {
 		g->values[0][arm][r] = run_python(arm);
 		return !isnan(g->values[0][arm][r]);
 	}
@@ -280,12 +279,11 @@ static bool run_child(struct group *g, enum arm arm, int r)
 	char **env = child_environment(g->kind == GROUP_ATTACH ? NULL : settings.libraries[arm], library_path);
 	free(library_path);
 	int out[2];
-	if (pipe(out) != 0)
+	if (pipe2(out, O_CLOEXEC) != 0)
 		return false;
 	posix_spawn_file_actions_t actions;
 	posix_spawn_file_actions_init(&actions);
-	posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO);
-	posix_spawn_file_actions_addclose(&actions, out[0]);
+	posix_spawn_file_actions_adddup2(&actions, out[1], STDOUT_FILENO); /* dup2 clears O_CLOEXEC */
 	pid_t pid;
 	int error = posix_spawn(&pid, settings.self, &actions, NULL, argv, env);
 	posix_spawn_file_actions_destroy(&actions);
@@ -314,30 +312,6 @@ static bool run_child(struct group *g, enum arm arm, int r)
 		return false;
 	}
 	return true;
-}
-
-/* ---- Statistics ------------------------------------------------------------------------------------ */
-
-static int compare_doubles(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-/* The q-quantile of the finite values (linear between ranks); NAN when there are none. */
-static double quantile(const double *values, int n, double q)
-{
-	double sorted[MAX_ROUNDS];
-	int k = 0;
-	for (int i = 0; i < n; i++)
-		if (isfinite(values[i]))
-			sorted[k++] = values[i];
-	if (k == 0)
-		return NAN;
-	qsort(sorted, (size_t)k, sizeof(*sorted), compare_doubles);
-	double at = q * (k - 1);
-	int low = (int)at;
-	return low + 1 < k ? sorted[low] + (at - low) * (sorted[low + 1] - sorted[low]) : sorted[low];
 }
 
 /* ---- The table ------------------------------------------------------------------------------------- */
@@ -398,15 +372,16 @@ static void print_table(const struct row *rows, size_t n)
 			continue;
 		}
 		for (int a = 0; a < ARM_COUNT; a++)
-			format_time(cell[1 + a], sizeof(cell[1 + a]), row->arm[a] ? quantile(row->arm[a], settings.rounds, 0.5) : NAN, false);
+			format_time(cell[1 + a], sizeof(cell[1 + a]), row->arm[a] ? bench_quantile(row->arm[a], (size_t)settings.rounds, 0.5) : NAN, false);
 		double compared[MAX_ROUNDS];
 		for (int r = 0; r < settings.rounds; r++) {
 			double runtime = row->arm[ARM_RUNTIME] ? row->arm[ARM_RUNTIME][r] : NAN;
 			double floor = row->floor ? row->floor[r] : NAN;
 			compared[r] = row->difference ? runtime - floor : runtime / floor;
 		}
-		double mid = quantile(compared, settings.rounds, 0.5), low = quantile(compared, settings.rounds, 0.25),
-		       high = quantile(compared, settings.rounds, 0.75);
+		size_t rounds = (size_t)settings.rounds;
+		double mid = bench_quantile(compared, rounds, 0.5), low = bench_quantile(compared, rounds, 0.25),
+		       high = bench_quantile(compared, rounds, 0.75);
 		if (isnan(mid))
 			snprintf(cell[5], sizeof(cell[5]), "—");
 		else if (row->difference) {
@@ -465,7 +440,7 @@ static double *slope(const double *a, const double *b, double steps)
 static struct group *find_group(struct group *groups, size_t n, enum group_kind kind, int param)
 {
 	for (size_t i = 0; i < n; i++)
-		if (!groups[i].python && groups[i].kind == kind && groups[i].param == param && groups[i].count)
+		if (groups[i].kind == kind && groups[i].param == param && groups[i].count)
 			return &groups[i];
 	return NULL;
 }
@@ -529,15 +504,15 @@ static size_t make_rows(struct group *groups, size_t group_count, struct row *ro
 	size_t n = 0;
 	for (size_t c = 0; c < BENCH_MAX_CASES; c++)
 		for (size_t g = 0; g < group_count; g++)
-			if (groups[g].kind == GROUP_REPEATED && !groups[g].python && c < groups[g].count)
+			if (groups[g].kind == GROUP_REPEATED && c < groups[g].count)
 				add_row(rows, &n, &groups[g], c);
 	for (size_t g = 0; g < group_count; g++)
-		if (groups[g].kind == GROUP_SLOW && !groups[g].python)
+		if (groups[g].kind == GROUP_SLOW)
 			for (size_t c = 0; c < groups[g].count; c++)
 				add_row(rows, &n, &groups[g], c);
 	add_slope_rows(rows, &n, groups, group_count);
 	for (size_t g = 0; g < group_count; g++)
-		if ((groups[g].kind != GROUP_REPEATED && groups[g].kind != GROUP_SLOW) || groups[g].python)
+		if (groups[g].kind != GROUP_REPEATED && groups[g].kind != GROUP_SLOW)
 			for (size_t c = 0; c < groups[g].count; c++)
 				add_row(rows, &n, &groups[g], c);
 	return n;
@@ -672,13 +647,8 @@ static int parse_options(int argc, char **argv)
 
 static void name_group(struct group *group)
 {
-	if (group->python) {
-		group->count = 1;
-		snprintf(group->titles[0], sizeof(group->titles[0]), "`python3 -c pass` (the whole process)");
-		group->cases[0] = (struct bench_case){ group->titles[0], "≤ 1.01×", 1.01 };
-		snprintf(group->name, sizeof(group->name), "python");
-		return;
-	}
+	static const char *const names[] = { [GROUP_ATTACH] = "attach", [GROUP_FIRST_LOADS] = "first-loads",
+					     [GROUP_PYTHON] = "python" };
 	const struct bench_case *cases;
 	group->count = bench_cases(group->kind, group->param, &cases);
 	for (size_t c = 0; c < group->count; c++) {
@@ -691,7 +661,7 @@ static void name_group(struct group *group)
 	else if (group->kind == GROUP_SLOW)
 		snprintf(group->name, sizeof(group->name), "L=%d", group->param);
 	else
-		snprintf(group->name, sizeof(group->name), "%s", group->kind == GROUP_ATTACH ? "attach" : "first-loads");
+		snprintf(group->name, sizeof(group->name), "%s", names[group->kind]);
 }
 
 /* Every group, or those --only names; how many. */
@@ -709,15 +679,15 @@ static size_t select_groups(struct group *groups)
 		all[n++] = (struct group){ .kind = GROUP_SLOW, .param = entries[i] };
 	all[n++] = (struct group){ .kind = GROUP_ATTACH, .param = BENCH_OBJECTS };
 	all[n++] = (struct group){ .kind = GROUP_FIRST_LOADS, .param = toolkit_count ? toolkit_count : BENCH_MAX_TOOLKIT };
-	all[n++] = (struct group){ .python = true };
+	all[n++] = (struct group){ .kind = GROUP_PYTHON };
 	for (size_t g = 0; g < n; g++) {
 		struct group *group = &all[g];
 		name_group(group);
 		if (settings.only && !in_list(settings.only, group->name))
 			continue;
-		if (group->kind == GROUP_FIRST_LOADS && !group->python && toolkit_count == 0)
+		if (group->kind == GROUP_FIRST_LOADS && toolkit_count == 0)
 			snprintf(group->skip[0], sizeof(group->skip[0]), "no toolkit libraries in %.200s", settings.toolkit);
-		if (group->python && !find_python())
+		if (group->kind == GROUP_PYTHON && !find_python())
 			snprintf(group->skip[0], sizeof(group->skip[0]), "no python3");
 		for (size_t c = 0; c < group->count; c++)
 			for (int a = 0; a < ARM_COUNT; a++) {
@@ -735,7 +705,7 @@ static int objects_needed(const struct group *groups, size_t n)
 {
 	int most = 0;
 	for (size_t g = 0; g < n; g++)
-		if (!groups[g].python && (groups[g].kind == GROUP_REPEATED || groups[g].kind == GROUP_ATTACH) && groups[g].param > most)
+		if ((groups[g].kind == GROUP_REPEATED || groups[g].kind == GROUP_ATTACH) && groups[g].param > most)
 			most = groups[g].param;
 	return most;
 }

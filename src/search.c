@@ -85,7 +85,7 @@ static bool try_loader_file(const char *path, const char *subdir, void *arg)
 {
 	struct walk *walk = arg;
 	(void)subdir;
-	return walk->visit(path, SEARCH_LOADER, walk->loader_step, walk->arg);
+	return platform_is_file(path) && walk->visit(path, SEARCH_LOADER, walk->loader_step, walk->arg);
 }
 
 /* One folder of the loader's own search: its subfolders first, as the loader tries them. */

@@ -492,6 +492,29 @@ START_TEST(test_lib_and_platform_tokens_expand_as_the_loader_does)
 }
 END_TEST
 
+/* A RUNPATH folder whose only copy lies in one of the subfolders the loader may try there before
+   the folder itself: the legacy hwcap folders of glibc before 2.37 (the platform's, "tls", the
+   hwcap names, two levels deep), which the loader names itself ($PLATFORM is dl_platform). Each
+   layout alone; the inspector's answer must be the real loader's, found or not. */
+START_TEST(test_legacy_hwcap_subfolders_are_searched_as_the_loader_does)
+{
+	const char *subdirs[] = { "tls", "x86_64", "haswell", "xeon_phi", "avx512_1", "aarch64", "tls/x86_64",
+				  "x86_64/x86_64", "tls/haswell/x86_64", "haswell/x86_64", "platform", "tls/platform" };
+	char *platform = test_loader_expansion("/$PLATFORM");
+	const char *env[] = { "LD_LIBRARY_PATH=", "LD_PRELOAD=", NULL };
+	for (size_t i = 0; i < sizeof(subdirs) / sizeof(subdirs[0]); i++) {
+		char *root = test_tmpdir();
+		char *subdir = strcmp(subdirs[i], "platform") == 0 ? platform + 1
+			       : strcmp(subdirs[i], "tls/platform") == 0 ? test_format("tls/%s", platform + 1) : (char *)subdirs[i];
+		char *leaf = leaf_in(test_format("%s/q/%s", root, subdir), (int)i);
+		char *file = test_format("%s/root.so", root);
+		test_build_library("needer.c", file, "libroot.so", test_format("'%s' -Wl,--enable-new-dtags,-rpath,%s/q", leaf, root));
+		struct test_run run = inspect(env, "--json '%s'", file);
+		assert_loader_agrees(file, env, run.output);
+	}
+}
+END_TEST
+
 START_TEST(test_dependency_cycles_end)
 {
 	/* liba needs libb, which needs liba; the root needs liba and itself. */
@@ -895,6 +918,7 @@ int main(void)
 	tcase_add_test(tc, test_without_cache_the_default_folders_serve);
 	tcase_add_test(tc, test_glibc_hwcaps_subfolders_come_before_their_folder);
 	tcase_add_test(tc, test_lib_and_platform_tokens_expand_as_the_loader_does);
+	tcase_add_test(tc, test_legacy_hwcap_subfolders_are_searched_as_the_loader_does);
 	tcase_add_test(tc, test_dependency_cycles_end);
 	tcase_add_test(tc, test_needed_with_a_slash_is_opened_as_that_path);
 	tcase_add_test(tc, test_json_is_one_document_with_every_dependency_an_object);

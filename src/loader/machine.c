@@ -135,8 +135,10 @@ size_t loader_machine_legacy_names(const struct loader_machine *machine, const c
 	   names (dl-hwcaps.c, dl-procinfo.h of each architecture); the first level is one of these. */
 	static const char *const fixed[] = {
 		"tls",
-#if defined(__x86_64__) || defined(__i386__)
-		"x86_64", "avx512_1", "haswell", "xeon_phi", "i686", "i586", "i486", "i386",
+#if defined(__x86_64__)
+		"x86_64", "haswell", "xeon_phi", "avx512_1",
+#elif defined(__i386__)
+		"i386", "i486", "i586", "i686", "avx512_1",
 #elif defined(__aarch64__)
 		"aarch64",
 #elif defined(__powerpc64__)

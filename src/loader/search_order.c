@@ -107,8 +107,9 @@ enum loader_folder_result loader_folder_files(const struct loader_machine *machi
 					      bool (*visit)(const char *path, const char *subdir, void *arg), void *arg)
 {
 	if (machine && machine->subdirs_known) {
+		char path[PATH_MAX];
 		for (size_t i = 0; i < machine->subdir_count; i++)
-			if (visit_if_file(folder, machine->subdirs[i], name, visit, arg))
+			if (join(path, sizeof(path), folder, machine->subdirs[i], name) && visit(path, machine->subdirs[i], arg))
 				return LOADER_FOLDER_TAKEN;
 		return LOADER_FOLDER_NONE;
 	}
@@ -136,5 +137,6 @@ enum loader_folder_result loader_folder_files(const struct loader_machine *machi
 			if (is_folder(folder, legacy[i]))
 				return LOADER_FOLDER_UNKNOWN;
 	}
-	return visit_if_file(folder, "", name, visit, arg) ? LOADER_FOLDER_TAKEN : LOADER_FOLDER_NONE;
+	char path[PATH_MAX];
+	return join(path, sizeof(path), folder, "", name) && visit(path, "", arg) ? LOADER_FOLDER_TAKEN : LOADER_FOLDER_NONE;
 }

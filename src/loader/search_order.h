@@ -82,9 +82,10 @@ enum loader_folder_result {
 				  find one here (a machine whose subfolders were not asked of the loader) */
 };
 
-/* Visits each candidate file that exists in folder, in the loader's order, with the subfolder it
-   lies in ("" for the folder itself); stops when visit returns true. Where the machine's subfolders
-   are not known, a superset is visited: every glibc-hwcaps subfolder, then the folder itself, and a
-   legacy subfolder that exists makes the answer unknown. */
+/* Visits each candidate file the loader tries in folder, in its order, with the subfolder it lies
+   in ("" for the folder itself, always the last); stops when visit returns true. The visitor sees
+   whether the file exists. Where the machine's subfolders are not known, a superset: every
+   glibc-hwcaps subfolder's copy that exists, then the folder's own, and a legacy subfolder that
+   exists makes the answer unknown. */
 enum loader_folder_result loader_folder_files(const struct loader_machine *machine, const char *folder, const char *name,
 					      bool (*visit)(const char *path, const char *subdir, void *arg), void *arg);

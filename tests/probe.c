@@ -10,7 +10,8 @@
      rescan                nvi_rescan
      maps TEXT             the mapped files whose path contains TEXT
      errno NAME            dlopen NAME with errno set to EDOM before; prints errno after
-     nvrtc LIB             NVRTC: create and compile a small kernel (real libnvrtc) */
+     nvrtc LIB             NVRTC: create and compile a small kernel (real libnvrtc)
+     cd FOLDER             change the working folder */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "nvinterpose.h"
 #include "nvrtc-compile.h"
@@ -169,6 +171,9 @@ int main(int argc, char **argv)
 			void *h = dlopen(arg, RTLD_NOW);
 			int after = errno;
 			printf("errno %s: %s, errno %s\n", arg, h ? "loaded" : "failed", after == EDOM ? "EDOM kept" : "changed");
+			i++;
+		} else if (strcmp(command, "cd") == 0) {
+			printf("cd %s: %s\n", arg, chdir(arg) == 0 ? "ok" : strerror(errno));
 			i++;
 		} else if (strcmp(command, "nvrtc") == 0) {
 			status |= nvrtc(arg);

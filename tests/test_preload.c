@@ -78,6 +78,25 @@ START_TEST(test_origin_is_the_loaded_path_not_realpath)
 }
 END_TEST
 
+/* NVRTC loaded by a relative name, then the working folder changes. glibc fixed the object's
+   $ORIGIN against the working folder of its load; the runtime must register that folder (it sees the
+   load) or, attached only after it, none at all (and say why): never one made from the new one. */
+START_TEST(test_origin_of_a_relative_name_is_fixed_at_its_load)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(0);
+	char *above = test_format("%s/site-packages/nvidia/cuda_nvrtc", wheel.root);
+	const char *env[] = { standin_preload(), NULL };
+	struct test_run run = test_probe(env, test_format("cd %s open lib/libnvrtc.so.12 cd / origins", above));
+	ck_assert_msg(test_contains(run.output, test_format("origins: nvrtc %s/lib\n", above)), "%s", run.output);
+	ck_assert_msg(!test_contains(run.output, "origins: nvrtc /lib\n"), "%s", run.output);
+	const char *late_env[] = { "NVINTERPOSE_LOG=warn", NULL };
+	run = test_probe(late_env, test_format("cd %s open lib/libnvrtc.so.12 cd / late %s origins", above, test_setting("NVI_RUNTIME")));
+	ck_assert_msg(test_contains(run.output, "late: attached"), "%s", run.output);
+	ck_assert_msg(!test_contains(run.output, "origins: nvrtc"), "no folder is known: %s", run.output);
+	ck_assert_msg(test_contains(run.output, "loaded as lib/libnvrtc.so.12 (a relative name) before the runtime saw it"), "%s", run.output);
+}
+END_TEST
+
 START_TEST(test_library_past_the_readers_bounds_is_still_registered)
 {
 	/* A 17 KB RPATH is past the runtime's reader of dynamic sections; the library loads, and its
@@ -298,6 +317,7 @@ int main(void)
 	tcase_add_test(tc, test_late_attach_before_nvrtc_needs_rescan);
 	tcase_add_test(tc, test_load_by_path_registers_its_folder);
 	tcase_add_test(tc, test_origin_is_the_loaded_path_not_realpath);
+	tcase_add_test(tc, test_origin_of_a_relative_name_is_fixed_at_its_load);
 	tcase_add_test(tc, test_library_past_the_readers_bounds_is_still_registered);
 	tcase_add_test(tc, test_registered_origin_survives_dlclose);
 	tcase_add_test(tc, test_event_log_has_one_json_line_per_event);

@@ -32,6 +32,7 @@ struct entry {
 	size_t soname_length; /* lengths tell most entries apart before any string compare */
 	size_t path_length;
 	_Atomic unsigned long generation; /* the sync that last saw it loaded */
+	atomic_flag relative_reported;
 };
 
 static struct entry entries[LOADED_MAX_OBJECTS];
@@ -86,20 +87,42 @@ void loaded_init(void)
 		pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
 }
 
-/* path, or (relative) path against the working folder, in buffer. */
-static const char *absolute_path(const char *path, char *buffer, size_t size)
+/* Relative names the front saw loaded, as hashes: the front registered their folder at that moment
+   (the loader fixes a relative object's $ORIGIN against the working folder of its load), so a
+   scan that meets one later says nothing about it. */
+#define NOTED_RELATIVE 256
+static _Atomic unsigned long long noted_relative[NOTED_RELATIVE];
+
+static unsigned long long hash_name(const char *name)
 {
-	if (path[0] == '/')
-		return path;
-	if (!dst_origin_of(path, buffer, size))
-		return NULL;
-	size_t used = strlen(buffer);
-	const char *base = libnames_basename(path);
-	if (used + 1 + strlen(base) >= size)
-		return NULL;
-	buffer[used] = '/';
-	strcpy(buffer + used + 1, base);
-	return buffer;
+	unsigned long long hash = 14695981039346656037ull; /* FNV-1a */
+	for (; *name; name++)
+		hash = (hash ^ (unsigned char)*name) * 1099511628211ull;
+	return hash | 1; /* never 0, the empty slot */
+}
+
+void loaded_note_relative_load(const char *name)
+{
+	unsigned long long hash = hash_name(name);
+	for (size_t i = 0; i < NOTED_RELATIVE; i++) {
+		unsigned long long expected = 0;
+		if (atomic_load(&noted_relative[i]) == hash ||
+		    atomic_compare_exchange_strong(&noted_relative[i], &expected, hash))
+			return;
+	}
+}
+
+static bool relative_load_was_noted(const char *name)
+{
+	unsigned long long hash = hash_name(name);
+	for (size_t i = 0; i < NOTED_RELATIVE; i++) {
+		unsigned long long slot = atomic_load(&noted_relative[i]);
+		if (slot == hash)
+			return true;
+		if (slot == 0)
+			return false;
+	}
+	return false;
 }
 
 struct scan {
@@ -136,10 +159,17 @@ static struct entry *append_entry(int family, const char *path, const char *sona
 	return entry;
 }
 
-static void register_origin(const struct entry *entry)
+static void register_origin(struct entry *entry)
 {
 	char folder[PATH_MAX];
 	const struct loaded_object *object = &entry->object;
+	if (object->path[0] != '/') {
+		/* Its folder was fixed against the working folder of its load, which may have changed. */
+		if (!relative_load_was_noted(object->path) && !atomic_flag_test_and_set(&entry->relative_reported))
+			log_message(LOG_WARN, "%s was loaded as %s (a relative name) before the runtime saw it: the folder it "
+				    "came from is not known, so it is not registered", libnames[object->family].family, object->path);
+		return;
+	}
 	if (dst_origin_of(object->path, folder, sizeof(folder)))
 		origins_register(object->family, folder, object->soname[0] ? object->soname : libnames_basename(object->path),
 				 "seen loaded");
@@ -173,10 +203,7 @@ static int scan_object(struct dl_phdr_info *info, size_t size, void *arg)
 	/* Without a DT_SONAME, the loader matches a bare name only against the name the object was
 	   loaded under, which the index does not keep: no soname at all then. */
 	const char *soname = facts.soname ? facts.soname : "";
-	char buffer[PATH_MAX];
-	const char *path = absolute_path(info->dlpi_name, buffer, sizeof(buffer));
-	if (!path)
-		return 0;
+	const char *path = info->dlpi_name;
 	size_t n = atomic_load_explicit(&entry_count, memory_order_acquire);
 	struct entry *entry = find_entry(path, soname, n);
 	if (!entry)
@@ -231,10 +258,8 @@ bool loaded_has_soname(const char *soname)
 
 bool loaded_has_path(const char *path)
 {
-	char buffer[PATH_MAX];
-	if (!(path = absolute_path(path, buffer, sizeof(buffer))))
-		return false;
-	/* Entries share long folder prefixes: a length and a last character tell most apart. */
+	/* The loader matches a repeated name against the name it loaded the object as, relative or
+	   not; a name it does not match it opens and compares by file. Entries share long folder prefixes: a length and a last character tell most apart. */
 	size_t length = strlen(path);
 	size_t n = atomic_load_explicit(&entry_count, memory_order_acquire);
 	for (size_t i = 0; i < n; i++) {

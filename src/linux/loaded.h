@@ -12,7 +12,7 @@
 struct loaded_object {
 	int family;
 	char soname[LOADED_SONAME_MAX]; /* DT_SONAME, or "" when it has none */
-	const char *path;               /* as loaded (what $ORIGIN means), made absolute */
+	const char *path;               /* the name the loader loaded it as (l_name), which may be relative */
 };
 
 void loaded_init(void);
@@ -28,8 +28,12 @@ bool loaded_has_soname(const char *soname);
 bool loaded_has_family(int family);
 /* Writes the path of the loaded NVIDIA object with this soname; false when none is loaded. */
 bool loaded_path_of_soname(const char *soname, char *path, size_t size);
-/* True when an NVIDIA object loaded as path (absolute, or relative to the working folder) is loaded. */
+/* True when an NVIDIA object the loader loaded as path (the same name, relative or absolute) is loaded. */
 bool loaded_has_path(const char *path);
+
+/* The front saw path, a relative name, loaded, and registered its folder then: a later scan need
+   not say that it cannot. */
+void loaded_note_relative_load(const char *path);
 
 /* Visits the NVIDIA objects loaded as of the last sync; stops when visit returns true. */
 void loaded_foreach(bool (*visit)(const struct loaded_object *object, void *arg), void *arg);

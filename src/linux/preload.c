@@ -198,6 +198,8 @@ static enum route_action act_by_path(const struct request *request, int mode, vo
 	if (read == 0 ? !dynamic_file_is_compatible(file) : !dynamic_file_is_loadable(request->file))
 		goto out;
 	register_path(request->family, request->file);
+	if (request->file[0] != '/')
+		loaded_note_relative_load(request->file);
 	/* A path is the caller's choice and is never redirected; what it needs may be helped. */
 	if (read != 0 || config_get()->policy == POLICY_OFF || !(plan = malloc(sizeof(*plan))) ||
 	    !lookup_needed(request->file, file, plan))
@@ -348,7 +350,8 @@ static bool attach_parent(const struct loaded_object *object, void *arg)
 {
 	struct attach *attach = arg;
 	const char *runtime = libnames[object->family].runtime;
-	if (!runtime[0] || libnames_match_linux(object->soname, &attach->parent_match) < 0)
+	/* A parent loaded by a relative name has a folder the runtime cannot know now. */
+	if (!runtime[0] || object->path[0] != '/' || libnames_match_linux(object->soname, &attach->parent_match) < 0)
 		return false;
 	attach->parent = object;
 	libnames_foreach_family(runtime, attach_dependent, attach);

@@ -112,6 +112,35 @@ START_TEST(test_executable_rpath_applies_to_a_needed_librarys_bare_name_load)
 }
 END_TEST
 
+START_TEST(test_cache_question_never_searches_the_programs_rpath_for_a_caller_with_runpath)
+{
+	/* The same layout, but libhost.so has a RUNPATH (of an empty folder): a caller with a RUNPATH
+	   never gets the program's RPATH, so the loader finds no builtins for it. The runtime asks the
+	   loader by name for what only ld.so.cache could hold, from its own frame: that must not see
+	   the program's RPATH either, and the copy NVINTERPOSE_PATH names is loaded, not plugins/'. */
+	char *root = test_tmpdir();
+	char *plugins = test_format("%s/plugins", root);
+	const char *empty = test_mkdirs(test_format("%s/empty", root));
+	test_mkdirs(plugins);
+	standin_builtins(test_format("%s/libnvrtc-builtins.so.12.9", plugins), 11, NULL);
+	test_build_library("host.c", test_format("%s/libhost.so", plugins), "libhost.so",
+			   test_format("-Wl,--enable-new-dtags,-rpath,'%s'", empty));
+	char *program = test_format("%s/rpath-main", root);
+	char *command = test_format("'%s' -o '%s' '%s/rpath_main.c' -L'%s' -lhost -Wl,--disable-new-dtags,-rpath,'%s'",
+				    test_setting("NVI_CC"), program, test_setting("NVI_FIXTURES"), plugins, plugins);
+	const char *build[] = { "/bin/sh", "-c", command, NULL };
+	struct test_run built = test_run(build, no_env, 120);
+	ck_assert_msg(built.status == 0, "%s", built.output);
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	const char *argv[] = { program, NULL };
+	const char *env[] = { standin_preload(), test_format("NVINTERPOSE_PATH=%s", wheel.lib), NULL };
+	struct test_run plain = test_run(argv, no_env, 60);
+	struct test_run run = test_run(argv, env, 60);
+	ck_assert_msg(test_contains(plain.output, "plugin: -1"), "%s", plain.output);
+	ck_assert_msg(test_contains(run.output, "plugin: 42"), "%s", run.output);
+}
+END_TEST
+
 START_TEST(test_bare_name_of_a_library_without_soname_follows_the_callers_rpath)
 {
 	/* Two copies of an NVIDIA-named library without DT_SONAME: one loaded by path from x/ (and on
@@ -246,6 +275,7 @@ int main(void)
 	tcase_add_test(tc, test_rpath_of_caller_is_kept);
 	tcase_add_test(tc, test_origin_of_library_loaded_through_symlink_is_the_links_folder);
 	tcase_add_test(tc, test_executable_rpath_applies_to_a_needed_librarys_bare_name_load);
+	tcase_add_test(tc, test_cache_question_never_searches_the_programs_rpath_for_a_caller_with_runpath);
 	tcase_add_test(tc, test_bare_name_of_a_library_without_soname_follows_the_callers_rpath);
 	tcase_add_test(tc, test_ld_library_path_order_is_kept);
 	tcase_add_test(tc, test_already_loaded_soname_returns_the_same_handle);

@@ -252,6 +252,24 @@ START_TEST(test_loader_own_search_wins_over_origins)
 }
 END_TEST
 
+START_TEST(test_callers_runpath_wins_over_its_own_folder)
+{
+	/* fallback: NVRTC's RUNPATH names a folder with a builtins (7), its own folder holds another
+	   (42). Only the loader's search for the caller knows the RUNPATH's copy: the runtime must ask
+	   it first, and leave the call to the loader. */
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	char *system = test_format("%s/system", wheel.root);
+	test_mkdirs(system);
+	standin_builtins(test_format("%s/libnvrtc-builtins.so.12.9", system), 7, NULL);
+	test_build_library("nvrtc_like.c", wheel.nvrtc, "libnvrtc.so.12", test_format("-ldl -Wl,--enable-new-dtags,-rpath,'%s'", system));
+	const char *env[] = { standin_preload(), NULL };
+	struct test_run plain = test_probe(no_env, test_format("call %s nvrtc_like_compile", wheel.nvrtc));
+	struct test_run run = test_probe(env, test_format("call %s nvrtc_like_compile", wheel.nvrtc));
+	ck_assert_msg(test_contains(plain.output, "call nvrtc_like_compile: 7"), "%s", plain.output);
+	ck_assert_msg(test_contains(run.output, "call nvrtc_like_compile: 7"), "%s", run.output);
+}
+END_TEST
+
 START_TEST(test_already_loaded_builtins_are_reused)
 {
 	/* First loaded wins: a builtins loaded by path from elsewhere is the one NVRTC gets. */
@@ -329,6 +347,7 @@ int main(void)
 	tcase_add_test(tc, test_wheel_sibling_supplies_the_dependent);
 	tcase_add_test(tc, test_nvinterpose_path_supplies_the_dependent);
 	tcase_add_test(tc, test_loader_own_search_wins_over_origins);
+	tcase_add_test(tc, test_callers_runpath_wins_over_its_own_folder);
 	tcase_add_test(tc, test_already_loaded_builtins_are_reused);
 	tcase_add_test(tc, test_a_dependent_unloaded_and_asked_for_again_is_found_again);
 	tcase_add_test(tc, test_long_ld_library_path_still_gets_help);

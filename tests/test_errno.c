@@ -55,10 +55,10 @@ static struct layout make_layout(void)
 {
 	struct layout l = { standin_nvrtc_wheel(1), standin_nvrtc_wheel(0), NULL, NULL };
 	l.nvjitlink_dir = test_format("%s/site-packages/nvidia/nvjitlink/lib", l.with.root);
-	char *nvjitlink = test_format("%s/libnvJitLink.so.12", test_mkdirs(l.nvjitlink_dir));
-	test_build_library("value.c", nvjitlink, "libnvJitLink.so.12", "-DVALUE_SYMBOL=nvjitlink_value");
-	l.cusparse = test_format("%s/libcusparse.so.11", test_mkdirs(test_format("%s/site-packages/nvidia/cusparse/lib", l.with.root)));
-	test_build_library("needer.c", l.cusparse, "libcusparse.so.11",
+	char *nvjitlink = test_format("%s/libnvJitLink.so.77", test_mkdirs(l.nvjitlink_dir));
+	test_build_library("value.c", nvjitlink, "libnvJitLink.so.77", "-DVALUE_SYMBOL=nvjitlink_value");
+	l.cusparse = test_format("%s/libcusparse.so.77", test_mkdirs(test_format("%s/site-packages/nvidia/cusparse/lib", l.with.root)));
+	test_build_library("needer.c", l.cusparse, "libcusparse.so.77",
 			   test_format("-DNEEDER_SYMBOL=cusparse_value -DNEEDED_SYMBOL=nvjitlink_value '%s' -Wl,--enable-new-dtags,-rpath,'$ORIGIN'", nvjitlink));
 	return l;
 }
@@ -72,15 +72,15 @@ static struct row *rows_for(const struct layout *l, size_t *count)
 		{ "NVIDIA by path, first load", "", test_format("errno %s", l->with.nvrtc), false },
 		{ "NVIDIA by path, repeated", test_format("open %s", l->with.nvrtc), test_format("errno %s", l->with.nvrtc), false },
 		{ "NVIDIA by path, RTLD_GLOBAL promotion", test_format("open %s", l->with.nvrtc), test_format("errno:now,global %s", l->with.nvrtc), false },
-		{ "NVIDIA by path, missing", "", "errno /nonexistent/libnvrtc.so.12", false },
-		{ "NVIDIA by bare name, loaded", test_format("open %s", l->with.nvrtc), "errno libnvrtc.so.12", false },
-		{ "NVIDIA by bare name, RTLD_NOLOAD, not loaded", "", "errno:now,noload libnvrtc.so.12", false },
-		{ "NVIDIA by bare name, RTLD_DEEPBIND", "", "errno:now,deepbind libnvrtc-builtins.so.12.9", false },
+		{ "NVIDIA by path, missing", "", "errno /nonexistent/libnvrtc.so.77", false },
+		{ "NVIDIA by bare name, loaded", test_format("open %s", l->with.nvrtc), "errno libnvrtc.so.77", false },
+		{ "NVIDIA by bare name, RTLD_NOLOAD, not loaded", "", "errno:now,noload libnvrtc.so.77", false },
+		{ "NVIDIA by bare name, RTLD_DEEPBIND", "", "errno:now,deepbind libnvrtc-builtins.so.77.1", false },
 		{ "NVIDIA by bare name, missing everywhere", test_format("open %s", l->with.nvrtc), "errno libcublas.so.99", false },
-		{ "NVIDIA name with $ORIGIN", "", "errno '$ORIGIN/libnvrtc.so.12'", false },
+		{ "NVIDIA name with $ORIGIN", "", "errno '$ORIGIN/libnvrtc.so.77'", false },
 		{ "driver library by bare name", "", "errno libcuda.so.1", false },
 		{ "NVIDIA by bare name, supplied from a registered origin", test_format("open %s", l->with.nvrtc),
-		  "errno libnvrtc-builtins.so.12.9", true },
+		  "errno libnvrtc-builtins.so.77.1", true },
 		{ "NVIDIA by path, its DT_NEEDED supplied from a wheel sibling", test_format("open %s", l->with.nvrtc),
 		  test_format("errno %s", l->cusparse), true },
 	};

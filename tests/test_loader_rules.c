@@ -53,7 +53,7 @@ static void check_caller_search_path_is_kept(const char *dtags, int value)
 {
 	char *root = test_tmpdir();
 	test_mkdirs(test_format("%s/sub", root));
-	standin_builtins(test_format("%s/sub/libnvrtc-builtins.so.12.9", root), value, NULL);
+	standin_builtins(test_format("%s/sub/libnvrtc-builtins.so.77.1", root), value, NULL);
 	char *host = test_format("%s/libhost.so", root);
 	test_build_library("host.c", host, "libhost.so", test_format("-Wl,%s,-rpath,'$ORIGIN/sub'", dtags));
 	struct standin_wheel wheel = standin_nvrtc_wheel(1);
@@ -69,18 +69,18 @@ END_TEST
 
 START_TEST(test_origin_of_library_loaded_through_symlink_is_the_links_folder)
 {
-	/* libcudnn.so.9 in real/ is reached through link/libcudnn.so.9; its RUNPATH $ORIGIN means
+	/* libcudnn.so.77 in real/ is reached through link/libcudnn.so.77; its RUNPATH $ORIGIN means
 	   link/, where alone the sub-library is. */
 	char *root = test_tmpdir();
 	char *real = test_format("%s/real", root), *link = test_format("%s/link", root);
 	test_mkdirs(real);
 	test_mkdirs(link);
-	test_build_library("cudnn_like.c", test_format("%s/libcudnn.so.9", real), "libcudnn.so.9", "-Wl,--enable-new-dtags,-rpath,'$ORIGIN'");
-	test_build_library("value.c", test_format("%s/libcudnn_ops.so.9", link), "libcudnn_ops.so.9", "-DVALUE_SYMBOL=ops_value -DVALUE=3");
-	ck_assert_int_eq(symlink(test_format("%s/libcudnn.so.9", real), test_format("%s/libcudnn.so.9", link)), 0);
-	same_with_and_without(NULL, test_format("call %s/libcudnn.so.9 cudnn_like_load", link), "call cudnn_like_load: 3");
+	test_build_library("cudnn_like.c", test_format("%s/libcudnn.so.77", real), "libcudnn.so.77", "-Wl,--enable-new-dtags,-rpath,'$ORIGIN'");
+	test_build_library("value.c", test_format("%s/libcudnn_ops.so.77", link), "libcudnn_ops.so.77", "-DVALUE_SYMBOL=ops_value -DVALUE=3");
+	ck_assert_int_eq(symlink(test_format("%s/libcudnn.so.77", real), test_format("%s/libcudnn.so.77", link)), 0);
+	same_with_and_without(NULL, test_format("call %s/libcudnn.so.77 cudnn_like_load", link), "call cudnn_like_load: 3");
 	const char *env[] = { standin_preload(), NULL };
-	struct test_run run = test_probe(env, test_format("open %s/libcudnn.so.9 origin cudnn", link));
+	struct test_run run = test_probe(env, test_format("open %s/libcudnn.so.77 origin cudnn", link));
 	ck_assert_msg(test_contains(run.output, test_format("origin cudnn: %s\n", link)), "%s", run.output);
 }
 END_TEST
@@ -93,7 +93,7 @@ START_TEST(test_executable_rpath_applies_to_a_needed_librarys_bare_name_load)
 	char *root = test_tmpdir();
 	char *plugins = test_format("%s/plugins", root);
 	test_mkdirs(plugins);
-	standin_builtins(test_format("%s/libnvrtc-builtins.so.12.9", plugins), 11, NULL);
+	standin_builtins(test_format("%s/libnvrtc-builtins.so.77.1", plugins), 11, NULL);
 	test_build_library("host.c", test_format("%s/libhost.so", plugins), "libhost.so", "");
 	char *program = test_format("%s/rpath-main", root);
 	char *command = test_format("'%s' -o '%s' '%s/rpath_main.c' -L'%s' -lhost -Wl,--disable-new-dtags,-rpath,'%s'",
@@ -122,7 +122,7 @@ START_TEST(test_cache_question_never_searches_the_programs_rpath_for_a_caller_wi
 	char *plugins = test_format("%s/plugins", root);
 	const char *empty = test_mkdirs(test_format("%s/empty", root));
 	test_mkdirs(plugins);
-	standin_builtins(test_format("%s/libnvrtc-builtins.so.12.9", plugins), 11, NULL);
+	standin_builtins(test_format("%s/libnvrtc-builtins.so.77.1", plugins), 11, NULL);
 	test_build_library("host.c", test_format("%s/libhost.so", plugins), "libhost.so",
 			   test_format("-Wl,--enable-new-dtags,-rpath,'%s'", empty));
 	char *program = test_format("%s/rpath-main", root);
@@ -150,12 +150,12 @@ START_TEST(test_bare_name_of_a_library_without_soname_follows_the_callers_rpath)
 	char *x = test_format("%s/x", root), *y = test_format("%s/y", root);
 	test_mkdirs(x);
 	test_mkdirs(y);
-	test_build_library("value.c", test_format("%s/libcudart.so.12", x), "", "-DVALUE=1");
-	test_build_library("value.c", test_format("%s/libcudart.so.12", y), "", "-DVALUE=2");
+	test_build_library("value.c", test_format("%s/libcudart.so.77", x), "", "-DVALUE=1");
+	test_build_library("value.c", test_format("%s/libcudart.so.77", y), "", "-DVALUE=2");
 	char *host = test_format("%s/libhost.so", root);
-	test_build_library("host.c", host, "libhost.so", test_format("-DPLUGIN='\"libcudart.so.12\"' -Wl,--disable-new-dtags,-rpath,'%s'", y));
+	test_build_library("host.c", host, "libhost.so", test_format("-DPLUGIN='\"libcudart.so.77\"' -Wl,--disable-new-dtags,-rpath,'%s'", y));
 	const char *env[] = { test_format("LD_LIBRARY_PATH=%s", x), NULL };
-	same_with_and_without(env, test_format("open %s/libcudart.so.12 open %s/libcudart.so.12 call %s host_load_plugin", x, x, host),
+	same_with_and_without(env, test_format("open %s/libcudart.so.77 open %s/libcudart.so.77 call %s host_load_plugin", x, x, host),
 			      "call host_load_plugin: 2");
 }
 END_TEST
@@ -166,8 +166,8 @@ START_TEST(test_ld_library_path_order_is_kept)
 	char *first = test_format("%s/first", root), *second = test_format("%s/second", root);
 	test_mkdirs(first);
 	test_mkdirs(second);
-	standin_builtins(test_format("%s/libnvrtc-builtins.so.12.9", first), 1, NULL);
-	standin_builtins(test_format("%s/libnvrtc-builtins.so.12.9", second), 2, NULL);
+	standin_builtins(test_format("%s/libnvrtc-builtins.so.77.1", first), 1, NULL);
+	standin_builtins(test_format("%s/libnvrtc-builtins.so.77.1", second), 2, NULL);
 	struct standin_wheel wheel = standin_nvrtc_wheel(1);
 	const char *env[] = { test_format("LD_LIBRARY_PATH=%s:%s", first, second), NULL };
 	same_with_and_without(env, test_format("call %s nvrtc_like_compile", wheel.nvrtc), "call nvrtc_like_compile: 1");
@@ -177,8 +177,8 @@ END_TEST
 START_TEST(test_already_loaded_soname_returns_the_same_handle)
 {
 	struct standin_wheel wheel = standin_nvrtc_wheel(1);
-	same_with_and_without(NULL, test_format("same %s libnvrtc-builtins.so.12.9 same libnvrtc-builtins.so.12.9 libnvrtc-builtins.so.12.9", wheel.builtins),
-			      "same libnvrtc-builtins.so.12.9 libnvrtc-builtins.so.12.9: yes");
+	same_with_and_without(NULL, test_format("same %s libnvrtc-builtins.so.77.1 same libnvrtc-builtins.so.77.1 libnvrtc-builtins.so.77.1", wheel.builtins),
+			      "same libnvrtc-builtins.so.77.1 libnvrtc-builtins.so.77.1: yes");
 }
 END_TEST
 
@@ -188,9 +188,9 @@ START_TEST(test_pass_through_names_behave_as_without_the_runtime)
 	   the same answer and the same dlerror text, and errno untouched where the loader leaves it. */
 	struct standin_wheel wheel = standin_nvrtc_wheel(1);
 	same_with_and_without(NULL,
-			      test_format("open - open ./libnvrtc.so.12 open /nonexistent/libnvrtc.so.12 open '$ORIGIN/libnvrtc.so.12' "
-					  "open:noload libnvrtc.so.12 open:deepbind %s open libnvrtc-builtins.so.99.9 open libcublas.so.99 "
-					  "open / open libz.so.1 errno libz.so.1 errno libm.so.6 open:noload libnvrtc-builtins.so.12.9",
+			      test_format("open - open ./libnvrtc.so.77 open /nonexistent/libnvrtc.so.77 open '$ORIGIN/libnvrtc.so.77' "
+					  "open:noload libnvrtc.so.77 open:deepbind %s open libnvrtc-builtins.so.99.9 open libcublas.so.99 "
+					  "open / open libz.so.1 errno libz.so.1 errno libm.so.6 open:noload libnvrtc-builtins.so.77.1",
 					  wheel.builtins),
 			      "open libnvrtc-builtins.so.99.9: error: libnvrtc-builtins.so.99.9: cannot open shared object file");
 }
@@ -201,7 +201,7 @@ START_TEST(test_missing_dependent_keeps_the_loaders_message)
 	/* NVRTC registered, its builtins nowhere: the loader's own message for the original name. */
 	struct standin_wheel wheel = standin_nvrtc_wheel(0);
 	same_with_and_without(NULL, test_format("call %s nvrtc_like_compile", wheel.nvrtc),
-			      "failed to open libnvrtc-builtins.so.12.9: libnvrtc-builtins.so.12.9: cannot open shared object file: No such file or directory");
+			      "failed to open libnvrtc-builtins.so.77.1: libnvrtc-builtins.so.77.1: cannot open shared object file: No such file or directory");
 }
 END_TEST
 
@@ -218,7 +218,7 @@ START_TEST(test_both_glibc_symbol_versions_reach_the_hook)
 			   test_format("-Wl,--version-script,%s/old_libdl.map", test_setting("NVI_FIXTURES")));
 	struct standin_wheel old_wheel = standin_nvrtc_wheel(1);
 	char *old = old_wheel.nvrtc;
-	test_build_library("nvrtc_like.c", old, "libnvrtc.so.12", test_format("-L%s -Wl,--no-as-needed", sdk));
+	test_build_library("nvrtc_like.c", old, "libnvrtc.so.77", test_format("-L%s -Wl,--no-as-needed", sdk));
 	const char *argv[] = { "/bin/sh", "-c", test_format("objdump -T '%s' | grep -w dlopen", old), NULL };
 	struct test_run bound = test_run(argv, no_env, 60);
 	ck_assert_msg(test_contains(bound.output, "(GLIBC_2.2.5) dlopen"), "bound to the old version: %s", bound.output);

@@ -794,7 +794,7 @@ END_TEST
 
 /* ---- the what-if and mixed origins --------------------------------------------------------------- */
 
-/* A cusparse-like library in a CUDA 12 wheel layout that needs libnvJitLink.so.12, which lies in the
+/* A cusparse-like library in a CUDA 12 wheel layout that needs libnvJitLink.so.77, which lies in the
    sibling package folder (and, with system, also in ROOT/system). */
 struct wheel {
 	char *root, *cusparse_folder, *cusparse, *nvjitlink, *system_nvjitlink;
@@ -806,13 +806,13 @@ static struct wheel make_wheel(bool system)
 	w.root = test_tmpdir();
 	w.cusparse_folder = test_format("%s/site-packages/nvidia/cusparse/lib", w.root);
 	test_mkdirs(w.cusparse_folder);
-	w.nvjitlink = test_format("%s/libnvJitLink.so.12", test_mkdirs(test_format("%s/site-packages/nvidia/nvjitlink/lib", w.root)));
-	test_build_library("value.c", w.nvjitlink, "libnvJitLink.so.12", "-DVALUE_SYMBOL=nvjitlink_value");
-	w.system_nvjitlink = test_format("%s/libnvJitLink.so.12", test_mkdirs(test_format("%s/system", w.root)));
+	w.nvjitlink = test_format("%s/libnvJitLink.so.77", test_mkdirs(test_format("%s/site-packages/nvidia/nvjitlink/lib", w.root)));
+	test_build_library("value.c", w.nvjitlink, "libnvJitLink.so.77", "-DVALUE_SYMBOL=nvjitlink_value");
+	w.system_nvjitlink = test_format("%s/libnvJitLink.so.77", test_mkdirs(test_format("%s/system", w.root)));
 	if (system)
-		test_build_library("value.c", w.system_nvjitlink, "libnvJitLink.so.12", "-DVALUE_SYMBOL=nvjitlink_value");
-	w.cusparse = test_format("%s/libcusparse.so.11", w.cusparse_folder);
-	test_build_library("needer.c", w.cusparse, "libcusparse.so.11",
+		test_build_library("value.c", w.system_nvjitlink, "libnvJitLink.so.77", "-DVALUE_SYMBOL=nvjitlink_value");
+	w.cusparse = test_format("%s/libcusparse.so.77", w.cusparse_folder);
+	test_build_library("needer.c", w.cusparse, "libcusparse.so.77",
 			   test_format("-DNEEDED_SYMBOL=nvjitlink_value '%s' -Wl,--enable-new-dtags,-rpath,'$ORIGIN'", w.nvjitlink));
 	return w;
 }
@@ -822,25 +822,25 @@ START_TEST(test_what_if_the_runtime_supplies_the_wheel_sibling)
 	struct wheel w = make_wheel(false);
 	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", "NVINTERPOSE_PATH=", NULL };
 	struct test_run run = inspect(env, "--json '%s'", w.cusparse);
-	ck_assert_msg(run.status == 1 && test_contains(run.output, "{\"name\":\"libnvJitLink.so.12\",\"path\":null,\"how\":\"not_found\",\"family\":\"nvJitLink\""),
+	ck_assert_msg(run.status == 1 && test_contains(run.output, "{\"name\":\"libnvJitLink.so.77\",\"path\":null,\"how\":\"not_found\",\"family\":\"nvJitLink\""),
 		      "%d: %s", run.status, run.output);
 	run = inspect(env, "--json --policy fallback --origin '%s' '%s'", w.cusparse_folder, w.cusparse);
 	ck_assert_msg(run.status == 0, "%d: %s", run.status, run.output);
-	ck_assert_msg(test_contains(run.output, test_format("{\"name\":\"libnvJitLink.so.12\",\"path\":\"%s\",\"how\":\"wheel_sibling\",\"family\":\"nvJitLink\",\"runtime\":{\"action\":\"preload\",\"instead_of\":null}",
+	ck_assert_msg(test_contains(run.output, test_format("{\"name\":\"libnvJitLink.so.77\",\"path\":\"%s\",\"how\":\"wheel_sibling\",\"family\":\"nvJitLink\",\"runtime\":{\"action\":\"preload\",\"instead_of\":null}",
 							 w.nvjitlink)), "%s", run.output);
-	ck_assert_msg(test_contains(run.output, test_format("\"runtime\":[{\"name\":\"libnvJitLink.so.12\",\"needed_by\":\"%s\",\"action\":\"preload\"", w.cusparse)),
+	ck_assert_msg(test_contains(run.output, test_format("\"runtime\":[{\"name\":\"libnvJitLink.so.77\",\"needed_by\":\"%s\",\"action\":\"preload\"", w.cusparse)),
 		      "%s", run.output);
 	ck_assert_msg(test_contains(run.output, "\"what_if\":{\"policy\":\"fallback\",\"origins\":["), "%s", run.output);
 	/* A registered origin elsewhere serves too; the text says what the runtime would do. */
 	const char *elsewhere = test_mkdirs(test_format("%s/elsewhere", w.root));
-	ck_assert_int_eq(rename(w.nvjitlink, test_format("%s/libnvJitLink.so.12", elsewhere)), 0);
+	ck_assert_int_eq(rename(w.nvjitlink, test_format("%s/libnvJitLink.so.77", elsewhere)), 0);
 	run = inspect(env, "--origin '%s' '%s'", elsewhere, w.cusparse);
-	ck_assert_msg(run.status == 0 && test_contains(run.output, test_format("libnvJitLink.so.12 => %s/libnvJitLink.so.12 [registered_origin]", elsewhere)) &&
+	ck_assert_msg(run.status == 0 && test_contains(run.output, test_format("libnvJitLink.so.77 => %s/libnvJitLink.so.77 [registered_origin]", elsewhere)) &&
 		      test_contains(run.output, "what-if, policy fallback") && test_contains(run.output, "the runtime would"),
 		      "%d: %s", run.status, run.output);
 	/* So does NVINTERPOSE_PATH (--path, or the environment's). */
 	run = inspect(env, "--json --policy fallback --path '%s' '%s'", elsewhere, w.cusparse);
-	ck_assert_msg(run.status == 0 && test_contains(run.output, test_format("{\"name\":\"libnvJitLink.so.12\",\"path\":\"%s/libnvJitLink.so.12\",\"how\":\"nvinterpose_path\"", elsewhere)),
+	ck_assert_msg(run.status == 0 && test_contains(run.output, test_format("{\"name\":\"libnvJitLink.so.77\",\"path\":\"%s/libnvJitLink.so.77\",\"how\":\"nvinterpose_path\"", elsewhere)),
 		      "%d: %s", run.status, run.output);
 	const char *with_path[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", test_format("NVINTERPOSE_PATH=%s", elsewhere), NULL };
 	run = inspect(with_path, "--json --policy fallback '%s'", w.cusparse);
@@ -857,16 +857,16 @@ START_TEST(test_mixed_origins_get_a_warning_and_coherent_fixes_them)
 	const char *env[] = { test_format("LD_LIBRARY_PATH=%s/system", w.root), "LD_PRELOAD=", "NVINTERPOSE_PATH=", NULL };
 	struct test_run run = inspect(env, "'%s'", w.cusparse);
 	ck_assert_msg(run.status == 0, "%d: %s", run.status, run.output);
-	ck_assert_msg(test_contains(run.output, test_format("warning: mixed origins: %s (cusparse) gets libnvJitLink.so.12 from %s (ld_library_path); its own installation holds %s",
+	ck_assert_msg(test_contains(run.output, test_format("warning: mixed origins: %s (cusparse) gets libnvJitLink.so.77 from %s (ld_library_path); its own installation holds %s",
 							 w.cusparse, w.system_nvjitlink, w.nvjitlink)), "%s", run.output);
 	run = inspect(env, "--json --policy coherent '%s'", w.cusparse);
 	ck_assert_msg(run.status == 0, "%d: %s", run.status, run.output);
-	ck_assert_msg(test_contains(run.output, test_format("{\"name\":\"libnvJitLink.so.12\",\"path\":\"%s\",\"how\":\"wheel_sibling\",\"family\":\"nvJitLink\",\"runtime\":{\"action\":\"coherent\",\"instead_of\":\"%s\"}",
+	ck_assert_msg(test_contains(run.output, test_format("{\"name\":\"libnvJitLink.so.77\",\"path\":\"%s\",\"how\":\"wheel_sibling\",\"family\":\"nvJitLink\",\"runtime\":{\"action\":\"coherent\",\"instead_of\":\"%s\"}",
 							 w.nvjitlink, w.system_nvjitlink)), "%s", run.output);
 	ck_assert_msg(!test_contains(run.output, "mixed origins"), "%s", run.output);
 	/* fallback keeps the loader's choice, and the warning. */
 	run = inspect(env, "--json --policy fallback '%s'", w.cusparse);
-	ck_assert_msg(test_contains(run.output, test_format("{\"name\":\"libnvJitLink.so.12\",\"path\":\"%s\",\"how\":\"ld_library_path\"", w.system_nvjitlink)) &&
+	ck_assert_msg(test_contains(run.output, test_format("{\"name\":\"libnvJitLink.so.77\",\"path\":\"%s\",\"how\":\"ld_library_path\"", w.system_nvjitlink)) &&
 		      test_contains(run.output, "mixed origins"), "%s", run.output);
 }
 END_TEST
@@ -894,7 +894,7 @@ START_TEST(test_what_if_reads_the_origins_of_a_running_process)
 	waitpid(pid, NULL, 0);
 	ck_assert_msg(access(ready, F_OK) == 0, "the probe did not start");
 	ck_assert_msg(run.status == 0, "%d: %s", run.status, run.output);
-	ck_assert_msg(test_contains(run.output, test_format("{\"name\":\"libnvJitLink.so.12\",\"path\":\"%s\",\"how\":\"already_loaded\"", w.nvjitlink)),
+	ck_assert_msg(test_contains(run.output, test_format("{\"name\":\"libnvJitLink.so.77\",\"path\":\"%s\",\"how\":\"already_loaded\"", w.nvjitlink)),
 		      "%s", run.output);
 	ck_assert_msg(test_contains(run.output, test_format("\"pid\":%d", (int)pid)), "%s", run.output);
 }

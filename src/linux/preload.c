@@ -28,16 +28,15 @@
 #include "origins.h"
 #include "real.h"
 #include "registry.h"
+#include "start.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <link.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 
 /* The hooks themselves (hidden labels in passthru.S), to tell whether they are the ones the
    process binds to. */
@@ -46,27 +45,6 @@ extern char preload_hook_dlopen[];
 /* Set while this thread runs the runtime's own code (outside the loads it makes): a dlopen that
    reaches the hooks then goes straight to the loader. */
 static __thread bool busy __attribute__((tls_model("initial-exec")));
-
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-
-static const char *environment(const char *name) { return getenv(name); }
-
-/* Settings, the event log and the fork handlers: no loader call in here. */
-static void initialize(void)
-{
-	config_load(environment, getauxval(AT_SECURE) != 0);
-	if (config_get()->log_file[0])
-		log_open_event_file(config_get()->log_file);
-	registry_init();
-	loaded_init();
-	lookup_init();
-}
-
-static void ensure_initialized(void)
-{
-	real_resolve(); /* outside the once: see real.h */
-	pthread_once(&once, initialize);
-}
 
 static const char *policy_name(void) { return config_policy_name(config_get()->policy); }
 
@@ -239,7 +217,7 @@ static enum route_action act(const struct request *request, int mode, const void
 	}
 	if (strchr(request->file, '$') || (mode & (RTLD_NOLOAD | RTLD_DEEPBIND)))
 		return ROUTE_PASS;
-	ensure_initialized();
+	start_once();
 	if (config_get()->disabled)
 		return ROUTE_PASS;
 	loaded_sync(); /* what loaded since the last call, its origins registered */
@@ -274,7 +252,7 @@ enum route_action route_dlmopen(Lmid_t namespace, const char *file, int mode, co
 		return ROUTE_PASS;
 	int saved_errno = errno;
 	busy = true;
-	ensure_initialized();
+	start_once();
 	if (!config_get()->disabled && dynamic_file_is_loadable(file))
 		register_path(request.family, file);
 	busy = false;
@@ -363,7 +341,7 @@ static bool hooks_bound(void) { return dlsym(RTLD_DEFAULT, "dlopen") == (void *)
 
 static int attach_scan(void)
 {
-	ensure_initialized();
+	start_once();
 	const struct config *config = config_get();
 	struct attach *attach;
 	if (config->disabled || busy || !(attach = calloc(1, sizeof(*attach))))
@@ -380,7 +358,7 @@ static int attach_scan(void)
 
 void front_sync(void)
 {
-	ensure_initialized();
+	start_once();
 	if (!config_get()->disabled)
 		loaded_sync();
 }
@@ -390,6 +368,8 @@ int front_rescan(void) { return attach_scan(); }
 __attribute__((constructor)) static void start(void)
 {
 	int saved_errno = errno;
-	attach_scan();
+	/* As an audit library (its own namespace) the runtime only answers the loader (audit.c). */
+	if (!start_in_audit_namespace())
+		attach_scan();
 	errno = saved_errno;
 }

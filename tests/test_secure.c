@@ -88,9 +88,10 @@ START_TEST(test_audit_front_is_inert_under_secure_execution)
 	struct secure_setup s = prepare();
 	const char *cap[] = { "setcap", "cap_net_bind_service+ep", s.program, NULL };
 	ck_assert_int_eq(test_run(cap, no_env, 30).status, 0);
-	const char *argv[] = { "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", s.program, s.wheel.nvrtc, NULL };
-	const char *env[] = { test_format("LD_AUDIT=%s", test_setting("NVI_RUNTIME")), "NVINTERPOSE_LOG=debug",
-			      test_format("NVINTERPOSE_LOG_FILE=%s", s.log), NULL };
+	/* LD_AUDIT set by env, as nobody: setpriv itself (root, not secure) must not run it. */
+	const char *argv[] = { "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env",
+			       test_format("LD_AUDIT=%s", test_setting("NVI_RUNTIME")), s.program, s.wheel.nvrtc, NULL };
+	const char *env[] = { "NVINTERPOSE_LOG=debug", test_format("NVINTERPOSE_LOG_FILE=%s", s.log), NULL };
 	struct test_run run = test_run(argv, env, 60);
 	ck_assert_msg(run.status == 0, "it runs: %d %s", run.status, run.output);
 	ck_assert_msg(!test_contains(run.output, "nvinterpose:"), "no log on stderr: %s", run.output);

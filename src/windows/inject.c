@@ -403,7 +403,7 @@ void inject_into_child(HANDLE process, const wchar_t *dll, DWORD creation_flags,
 		return;
 	}
 	if (child.machine != header.machine) {
-		say(report, INJECT_NONE, ERROR_NOT_SUPPORTED, "it is an %s program and nvinterpose.dll is for %s",
+		say(report, INJECT_NONE, ERROR_NOT_SUPPORTED, "the program is for %s and nvinterpose.dll for %s",
 		    pe_machine_name(child.machine), pe_machine_name(header.machine));
 		return;
 	}

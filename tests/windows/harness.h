@@ -38,6 +38,8 @@ void harness_join(wchar_t *out, const wchar_t *folder, const wchar_t *name);
 /* Runs a command line with stdout and stderr captured into output (NUL-terminated); returns its
    exit code, or -1 when it could not be started. */
 long harness_run(const wchar_t *command_line, char *output, size_t size);
+/* The same through CreateProcessA, the line in the code page. */
+long harness_run_ansi(const char *command_line, char *output, size_t size);
 
 /* A wide string in UTF-8 for messages (a few rotating static buffers). */
 const char *harness_utf8(const wchar_t *wide);

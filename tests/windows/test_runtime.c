@@ -39,6 +39,7 @@ struct tree {
 
 static wchar_t runtime_path[HARNESS_PATH_MAX], launcher_path[HARNESS_PATH_MAX], self_path[HARNESS_PATH_MAX];
 static wchar_t standin_nvrtc_path[HARNESS_PATH_MAX], standin_builtins_path[HARNESS_PATH_MAX];
+static wchar_t probe_path[HARNESS_PATH_MAX];
 
 static void copy_into(const wchar_t *from, const wchar_t *folder, const wchar_t *name)
 {
@@ -369,43 +370,115 @@ static void child_arguments(wchar_t *out, const char *expect, const struct tree 
 	out[HARNESS_PATH_MAX * 2 - 1] = L'\0';
 }
 
+/* ---- The probe: a child whose start-up is what is checked (probe.c) ---------------------------- */
+
+/* What the probe says when the runtime came in through its import table: loaded by its own loader
+   before its DLLs' initialization, on the main thread, no thread started for it, and the import
+   directory put back. */
+static const char *const by_import_table[] = {
+	"runtime in this process: yes",
+	"static initialization on the main thread: yes",
+	"runtime loaded before static initialization: yes",
+	"hooks in place at static initialization: yes",
+	"threads started before main: 0",
+	"import directory as in the file: yes",
+};
+/* And without the runtime: the probe's own baseline. */
+static const char *const without_it[] = {
+	"runtime in this process: no",
+	"static initialization on the main thread: yes",
+	"threads started before main: 0",
+	"import directory as in the file: yes",
+};
+#define LINES(list) list, sizeof(list) / sizeof(list[0])
+
+static void check_probe(const char *how, long code, const char *output, const char *const *lines, size_t count)
+{
+	print_indented(output);
+	harness_check(code == 0, "%s: the probe started and exited 0 (%ld)", how, code);
+	for (size_t i = 0; i < count; i++)
+		harness_check(contains(output, lines[i]), "%s: %s", how, lines[i]);
+}
+
 static void case_child(struct tree *tree)
 {
 	static char output[OUTPUT_BYTES];
-	wchar_t arguments[HARNESS_PATH_MAX * 2];
+	wchar_t arguments[HARNESS_PATH_MAX * 2], line[HARNESS_PATH_MAX + 8];
+	char narrow[HARNESS_PATH_MAX * 3 + 8];
+	_snwprintf(line, HARNESS_PATH_MAX + 8, L"\"%ls\"", probe_path);
+	snprintf(narrow, sizeof(narrow), "\"%s\"", harness_utf8(probe_path));
+	check_probe("without the runtime", harness_run(line, output, OUTPUT_BYTES), output, LINES(without_it));
+
+	/* The child's runtime says how it came in (on the child's stderr, captured with its stdout). */
+	SetEnvironmentVariableW(L"NVINTERPOSE_LOG", L"debug");
 	load_runtime();
+	long code = harness_run(line, output, OUTPUT_BYTES);
+	check_probe("CreateProcessW", code, output, LINES(by_import_table));
+	harness_check(contains(output, "loaded through the program's import table"), "CreateProcessW: the child's runtime says so");
+	code = harness_run_ansi(narrow, output, OUTPUT_BYTES);
+	check_probe("CreateProcessA", code, output, LINES(by_import_table));
+	harness_check(contains(output, "loaded through the program's import table"), "CreateProcessA: the child's runtime says so");
+	SetEnvironmentVariableW(L"NVINTERPOSE_LOG", NULL);
+
 	child_arguments(arguments, "found", tree);
 	harness_check(run_self(L"", arguments, output) == 0 && contains(output, "runtime in this process: yes"),
 		      "a child started with CreateProcessW gets the runtime and finds the builtins");
-	/* CreateProcessA, with the child's own command line in the code page. */
-	char line[HARNESS_PATH_MAX * 4];
-	snprintf(line, sizeof(line), "\"%s\" child-expect found \"%s\"", harness_utf8(self_path), harness_utf8(tree->nvrtc));
-	STARTUPINFOA startup = { .cb = sizeof(startup) };
-	PROCESS_INFORMATION process;
-	DWORD code = 1;
-	if (CreateProcessA(NULL, line, NULL, NULL, TRUE, 0, NULL, NULL, &startup, &process)) {
-		WaitForSingleObject(process.hProcess, INFINITE);
-		GetExitCodeProcess(process.hProcess, &code);
-		CloseHandle(process.hProcess);
-		CloseHandle(process.hThread);
-	}
-	harness_check(code == 0, "a child started with CreateProcessA gets the runtime too (exit %lu)", code);
+	snprintf(narrow, sizeof(narrow), "\"%s\" child-expect found \"%s\"", harness_utf8(self_path), harness_utf8(tree->nvrtc));
+	code = harness_run_ansi(narrow, output, OUTPUT_BYTES);
+	print_indented(output);
+	harness_check(code == 0 && contains(output, "runtime in this process: yes"),
+		      "a child started with CreateProcessA gets the runtime and finds the builtins (exit %ld)", code);
+
 	/* A child created suspended stays suspended until its creator resumes it. */
 	wchar_t command[HARNESS_PATH_MAX * 4];
 	_snwprintf(command, HARNESS_PATH_MAX * 4, L"\"%ls\" exit-with 7", self_path);
 	STARTUPINFOW startup_w = { .cb = sizeof(startup_w) };
-	code = 1;
+	PROCESS_INFORMATION process;
+	DWORD exit_code = 1;
 	if (CreateProcessW(NULL, command, NULL, NULL, FALSE, CREATE_SUSPENDED, NULL, NULL, &startup_w, &process)) {
 		bool still_waiting = WaitForSingleObject(process.hProcess, 300) == WAIT_TIMEOUT;
 		ResumeThread(process.hThread);
 		WaitForSingleObject(process.hProcess, INFINITE);
-		GetExitCodeProcess(process.hProcess, &code);
-		harness_check(still_waiting && code == 7, "CREATE_SUSPENDED is kept: the child runs once resumed (exit %lu)", code);
+		GetExitCodeProcess(process.hProcess, &exit_code);
+		harness_check(still_waiting && exit_code == 7, "CREATE_SUSPENDED is kept: the child runs once resumed (exit %lu)",
+			      exit_code);
 		CloseHandle(process.hProcess);
 		CloseHandle(process.hThread);
 	} else {
 		harness_check(false, "CreateProcessW with CREATE_SUSPENDED (error %lu)", GetLastError());
 	}
+}
+
+/* A child whose attribute list the runtime cannot read (EXTENDED_STARTUPINFO_PRESENT) gets the
+   fallback, a thread of its own, and the log says so; the probe then sees its DLLs initialized on
+   that thread, before the runtime came. */
+static void case_child_fallback(struct tree *tree)
+{
+	static char output[OUTPUT_BYTES];
+	(void)tree;
+	long code = run_self(L"", L"spawn-probe extended", output);
+	harness_check(code == 0, "the spawning process ran (%ld)", code);
+	harness_check(contains(output, "the runtime was loaded by a thread of its own") && contains(output, "attribute list"),
+		      "the runtime's log says the fallback was used, and why");
+	harness_check(contains(output, "runtime in this process: yes"), "the child got the runtime all the same");
+	harness_check(contains(output, "static initialization on the main thread: no") &&
+			      contains(output, "runtime loaded before static initialization: no"),
+		      "the probe tells the fallback from the import table (its DLLs ran on the injected thread, first)");
+}
+
+/* The DLL the runtime would give a child is no longer where it was loaded from: the child starts,
+   without it, and the log says why. */
+static void case_child_dll_missing(struct tree *tree)
+{
+	static char output[OUTPUT_BYTES];
+	wchar_t arguments[HARNESS_PATH_MAX * 2];
+	_snwprintf(arguments, HARNESS_PATH_MAX * 2, L"spawn-probe missing \"%ls\"", tree->root);
+	long code = run_self(L"", arguments, output);
+	harness_check(code == 0, "the spawning process ran (%ld)", code);
+	harness_check(contains(output, "runs without the runtime") && contains(output, "is not there"),
+		      "the runtime's log says the child runs without it, and why");
+	harness_check(contains(output, "probe exit: 0") && contains(output, "runtime in this process: no"),
+		      "the child started, without the runtime");
 }
 
 static void case_children_off(struct tree *tree)
@@ -429,6 +502,9 @@ static void case_launcher(struct tree *tree)
 	harness_check(run_self(prefix, arguments, output) == 0 && contains(output, "runtime in this process: yes"),
 		      "nvinterpose-run.exe PROGRAM: the program gets the runtime and finds the builtins");
 	harness_check(run_self(prefix, L"exit-with 42", output) == 42, "nvinterpose-run.exe returns the program's exit code");
+	_snwprintf(line, HARNESS_PATH_MAX * 3, L"\"%ls\" \"%ls\"", launcher_path, probe_path);
+	long probe_code = harness_run(line, output, OUTPUT_BYTES);
+	check_probe("nvinterpose-run.exe", probe_code, output, LINES(by_import_table));
 	_snwprintf(arguments, HARNESS_PATH_MAX * 2, L"spawn found \"%ls\"", tree->nvrtc);
 	harness_check(run_self(prefix, arguments, output) == 0, "a child of a program run by the launcher gets the runtime");
 	_snwprintf(prefix, HARNESS_PATH_MAX + 64, L"\"%ls\" --no-children -- ", launcher_path);
@@ -530,6 +606,49 @@ static int mode_spawn(const wchar_t *expect, const wchar_t *nvrtc_path)
 	return harness_result();
 }
 
+/* spawn-probe extended | missing FOLDER: loads the runtime (missing: a copy in FOLDER, which is then
+   renamed), starts the probe (extended: with an empty attribute list) and prints its exit code; the
+   probe writes to this process's output, and the runtime logs warnings there too. */
+static int mode_spawn_probe(int argc, wchar_t **argv)
+{
+	SetEnvironmentVariableW(L"NVINTERPOSE_LOG", L"warn");
+	bool missing = wcscmp(argv[2], L"missing") == 0;
+	wchar_t copy[HARNESS_PATH_MAX], moved[HARNESS_PATH_MAX];
+	if (missing) {
+		if (argc < 4)
+			return 2;
+		harness_join(copy, argv[3], L"nvinterpose.dll");
+		harness_join(moved, argv[3], L"nvinterpose.dll.moved");
+		if (!harness_copy(runtime_path, copy) || !LoadLibraryW(copy) || !MoveFileW(copy, moved)) {
+			printf("cannot load a copy of the runtime and move it away (error %lu)\n", GetLastError());
+			return 1;
+		}
+	} else if (!LoadLibraryW(runtime_path)) {
+		printf("the runtime does not load (error %lu)\n", GetLastError());
+		return 1;
+	}
+	wchar_t line[HARNESS_PATH_MAX + 8];
+	_snwprintf(line, HARNESS_PATH_MAX + 8, L"\"%ls\"", probe_path);
+	STARTUPINFOEXW startup = { .StartupInfo.cb = sizeof(startup) };
+	SIZE_T size = 0;
+	InitializeProcThreadAttributeList(NULL, 0, 0, &size);
+	startup.lpAttributeList = malloc(size);
+	if (!startup.lpAttributeList || !InitializeProcThreadAttributeList(startup.lpAttributeList, 0, 0, &size))
+		return 1;
+	PROCESS_INFORMATION process;
+	DWORD flags = missing ? 0 : EXTENDED_STARTUPINFO_PRESENT;
+	if (!CreateProcessW(NULL, line, NULL, NULL, TRUE, flags, NULL, NULL, &startup.StartupInfo, &process)) {
+		printf("the probe could not be started (error %lu)\n", GetLastError());
+		return 1;
+	}
+	WaitForSingleObject(process.hProcess, INFINITE);
+	DWORD code = 1;
+	GetExitCodeProcess(process.hProcess, &code);
+	printf("probe exit: %lu\n", code);
+	DeleteProcThreadAttributeList(startup.lpAttributeList);
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	void (*run)(struct tree *tree);
@@ -543,6 +662,8 @@ static const struct {
 	{ "missing_keeps_its_error", case_missing_keeps_its_error },
 	{ "threads", case_threads },
 	{ "child", case_child },
+	{ "child_fallback", case_child_fallback },
+	{ "child_dll_missing", case_child_dll_missing },
 	{ "children_off", case_children_off },
 	{ "launcher", case_launcher },
 	{ "disabled", case_disabled },
@@ -561,6 +682,11 @@ int wmain(int argc, wchar_t **argv)
 		return mode_child_expect(argv[2], argv[3]);
 	if (argc == 4 && wcscmp(argv[1], L"spawn") == 0)
 		return mode_spawn(argv[2], argv[3]);
+	if (argc >= 3 && wcscmp(argv[1], L"spawn-probe") == 0) {
+		harness_path_from_environment("NVI_RUNTIME", runtime_path);
+		harness_path_from_environment("NVI_PROBE", probe_path);
+		return mode_spawn_probe(argc, argv);
+	}
 	if (argc != 2) {
 		fprintf(stderr, "usage: test_runtime CASE\n");
 		return 2;
@@ -569,6 +695,7 @@ int wmain(int argc, wchar_t **argv)
 	harness_path_from_environment("NVI_LAUNCHER", launcher_path);
 	harness_path_from_environment("NVI_STANDIN_NVRTC", standin_nvrtc_path);
 	harness_path_from_environment("NVI_STANDIN_BUILTINS", standin_builtins_path);
+	harness_path_from_environment("NVI_PROBE", probe_path);
 	char name[64];
 	WideCharToMultiByte(CP_UTF8, 0, argv[1], -1, name, sizeof(name), NULL, NULL);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

@@ -49,7 +49,7 @@ static void usage(void)
 	      "  --library=F             use this nvinterpose.dll (default: the one beside this program)\n"
 	      "  --print-env[=FORMAT]    print the settings (the options above and the NVINTERPOSE_*\n"
 	      "                          variables already set, checked) instead of running a program:\n"
-	      "                            cmd         set \"NAME=value\" lines, for a batch file (default):\n"
+	      "                            cmd         @set \"NAME=value\" lines, for a batch file (default):\n"
 	      "                                        nvinterpose-run --print-env > nvi.cmd && call nvi.cmd\n"
 	      "                            powershell  $env:NAME = 'value' lines:\n"
 	      "                                        nvinterpose-run --print-env=powershell | Invoke-Expression\n"
@@ -325,6 +325,8 @@ static bool write_output(const struct output *out, enum format format)
 {
 	HANDLE handle = GetStdHandle(STD_OUTPUT_HANDLE);
 	DWORD written;
+	if (out->used == 0)
+		return true;
 	if (out->console)
 		return WriteConsoleW(handle, out->text, (DWORD)out->used, &written, NULL);
 	UINT code_page = format == FORMAT_GITHUB || format == FORMAT_JSON ? CP_UTF8 : out->code_page;
@@ -372,7 +374,8 @@ static int print_environment(enum format format)
 			continue;
 		const wchar_t *name = setting_names[i], *value = values[i];
 		switch (format) {
-		case FORMAT_CMD: ok = append(&out, L"set \"%ls=%ls\"\r\n", name, value); break;
+		/* @: a batch file that sets them does not echo them. */
+		case FORMAT_CMD: ok = append(&out, L"@set \"%ls=%ls\"\r\n", name, value); break;
 		case FORMAT_POWERSHELL:
 			ok = append(&out, L"$env:%ls = ", name) && append_powershell_quoted(&out, value) && append(&out, L"\r\n");
 			break;

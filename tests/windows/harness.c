@@ -30,12 +30,13 @@ void harness_skip(const char *format, ...)
 {
 	va_list args;
 	va_start(args, format);
-	fputs("skipped: ", stdout);
+	fputs(failures ? "stopped: " : "skipped: ", stdout);
 	vprintf(format, args);
 	putchar('\n');
 	fflush(stdout);
 	va_end(args);
-	exit(HARNESS_SKIP);
+	/* A skip after a failed check would hide the failure. */
+	exit(failures ? 1 : HARNESS_SKIP);
 }
 
 const char *harness_utf8(const wchar_t *wide)

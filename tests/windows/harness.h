@@ -15,7 +15,7 @@
 void harness_check(bool held, const char *format, ...) __attribute__((format(gnu_printf, 2, 3)));
 /* 0 when every check held, 1 otherwise. */
 int harness_result(void);
-/* Prints the reason and exits 77. */
+/* Prints the reason and exits 77, or 1 when a check has failed already. */
 void harness_skip(const char *format, ...) __attribute__((format(gnu_printf, 1, 2), noreturn));
 
 /* A file the build made, named by an environment variable (a Unix path under Wine, which maps

@@ -127,7 +127,8 @@ static void start(HMODULE self, enum inject_restore restored, unsigned long rest
 	else if (restored == INJECT_RESTORE_REFUSED)
 		log_message(LOG_WARN,
 			    "loaded through the program's import table, whose header could not be made writable again "
-			    "(error %lu): the program's import directory still names nvinterpose.dll first",
+			    "(error %lu): its import directory still names nvinterpose.dll first and lies outside the "
+			    "image, so the program's own LoadLibrary calls bypass the runtime",
 			    restore_error);
 	if (config->policy == POLICY_COHERENT)
 		log_message(LOG_WARN, "NVINTERPOSE_POLICY=coherent is not available on Windows; using fallback");

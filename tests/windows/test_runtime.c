@@ -606,13 +606,50 @@ static int mode_spawn(const wchar_t *expect, const wchar_t *nvrtc_path)
 	return harness_result();
 }
 
-/* spawn-probe extended | missing FOLDER: loads the runtime (missing: a copy in FOLDER, which is then
-   renamed), starts the probe (extended: with an empty attribute list) and prints its exit code; the
+/* A real x86 program: another machine than the runtime's. The parent decides from its header; the
+   child starts without the runtime, where this machine runs 32-bit programs at all (the plain run
+   says whether it does). The launcher refuses it: asked for the runtime, it runs nothing without. */
+static void case_child_other_machine(struct tree *tree)
+{
+	static char output[OUTPUT_BYTES];
+	wchar_t probe32[HARNESS_PATH_MAX], line[HARNESS_PATH_MAX * 2], arguments[HARNESS_PATH_MAX + 32];
+	(void)tree;
+	if (!getenv("NVI_PROBE32"))
+		harness_skip("no 32-bit probe: i686-w64-mingw32-gcc was not found when the build was configured");
+	harness_path_from_environment("NVI_PROBE32", probe32);
+	_snwprintf(line, HARNESS_PATH_MAX * 2, L"\"%ls\"", probe32);
+	long plain = harness_run(line, output, OUTPUT_BYTES);
+	bool runs_here = plain == 3 && contains(output, "32-bit probe ran");
+	if (!runs_here)
+		printf("32-bit programs do not run here (exit %ld without the runtime): only the decisions are checked\n", plain);
+
+	_snwprintf(arguments, HARNESS_PATH_MAX + 32, L"spawn-probe x86 \"%ls\"", probe32);
+	long code = run_self(L"", arguments, output);
+	harness_check(code == 0, "the spawning process ran (%ld)", code);
+	harness_check(contains(output, "runs without the runtime: the program is for x86 and nvinterpose.dll for x64"),
+		      "the runtime's log says the x86 child runs without it, and why");
+	if (runs_here)
+		harness_check(contains(output, "32-bit probe ran") && contains(output, "probe exit: 3"),
+			      "the x86 child started and ran to its end");
+
+	_snwprintf(line, HARNESS_PATH_MAX * 2, L"\"%ls\" \"%ls\"", launcher_path, probe32);
+	code = harness_run(line, output, OUTPUT_BYTES);
+	print_indented(output);
+	harness_check(code == 126 && contains(output, "cannot take") && contains(output, "the program is for x86") &&
+			      !contains(output, "32-bit probe ran"),
+		      "nvinterpose-run.exe refuses the x86 program with exit 126, saying why, and runs nothing (%ld)", code);
+}
+
+/* spawn-probe extended | missing FOLDER | x86 PROGRAM: loads the runtime (missing: a copy in FOLDER, which is then
+   renamed; x86: PROGRAM instead of the probe, with NVINTERPOSE_LOG=info), starts the probe
+   (extended: with an empty attribute list) and prints its exit code; the
    probe writes to this process's output, and the runtime logs warnings there too. */
 static int mode_spawn_probe(int argc, wchar_t **argv)
 {
-	SetEnvironmentVariableW(L"NVINTERPOSE_LOG", L"warn");
-	bool missing = wcscmp(argv[2], L"missing") == 0;
+	bool missing = wcscmp(argv[2], L"missing") == 0, x86 = wcscmp(argv[2], L"x86") == 0;
+	SetEnvironmentVariableW(L"NVINTERPOSE_LOG", x86 ? L"info" : L"warn");
+	if (x86 && argc < 4)
+		return 2;
 	wchar_t copy[HARNESS_PATH_MAX], moved[HARNESS_PATH_MAX];
 	if (missing) {
 		if (argc < 4)
@@ -628,7 +665,7 @@ static int mode_spawn_probe(int argc, wchar_t **argv)
 		return 1;
 	}
 	wchar_t line[HARNESS_PATH_MAX + 8];
-	_snwprintf(line, HARNESS_PATH_MAX + 8, L"\"%ls\"", probe_path);
+	_snwprintf(line, HARNESS_PATH_MAX + 8, L"\"%ls\"", x86 ? argv[3] : probe_path);
 	STARTUPINFOEXW startup = { .StartupInfo.cb = sizeof(startup) };
 	SIZE_T size = 0;
 	InitializeProcThreadAttributeList(NULL, 0, 0, &size);
@@ -636,7 +673,7 @@ static int mode_spawn_probe(int argc, wchar_t **argv)
 	if (!startup.lpAttributeList || !InitializeProcThreadAttributeList(startup.lpAttributeList, 0, 0, &size))
 		return 1;
 	PROCESS_INFORMATION process;
-	DWORD flags = missing ? 0 : EXTENDED_STARTUPINFO_PRESENT;
+	DWORD flags = missing || x86 ? 0 : EXTENDED_STARTUPINFO_PRESENT;
 	if (!CreateProcessW(NULL, line, NULL, NULL, TRUE, flags, NULL, NULL, &startup.StartupInfo, &process)) {
 		printf("the probe could not be started (error %lu)\n", GetLastError());
 		return 1;
@@ -664,6 +701,7 @@ static const struct {
 	{ "child", case_child },
 	{ "child_fallback", case_child_fallback },
 	{ "child_dll_missing", case_child_dll_missing },
+	{ "child_other_machine", case_child_other_machine },
 	{ "children_off", case_children_off },
 	{ "launcher", case_launcher },
 	{ "disabled", case_disabled },

@@ -231,10 +231,10 @@ static bool set_variable(const wchar_t *name, const wchar_t *value)
 
 /* ---- --print-env ----------------------------------------------------------------------------------- */
 
+/* Absolute as the runtime's NVINTERPOSE_PATH reader takes it (config.c): a drive's path or a share's. */
 static bool is_absolute(const wchar_t *path)
 {
-	return (path[0] && path[1] == L':' && (path[2] == L'\\' || path[2] == L'/')) ||
-	       ((path[0] == L'\\' || path[0] == L'/') && (path[1] == L'\\' || path[1] == L'/'));
+	return (path[0] && path[1] == L':' && (path[2] == L'\\' || path[2] == L'/')) || (path[0] == L'\\' && path[1] == L'\\');
 }
 
 /* An inherited setting the runtime would refuse or read otherwise than it looks: a usage error. */

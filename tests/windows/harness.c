@@ -39,6 +39,17 @@ void harness_skip(const char *format, ...)
 	exit(failures ? 1 : HARNESS_SKIP);
 }
 
+bool harness_contains(const char *text, const char *part) { return text && strstr(text, part); }
+
+void harness_print_indented(const char *output)
+{
+	for (const char *s = output; *s;) {
+		size_t n = strcspn(s, "\n");
+		printf("    | %.*s\n", (int)n, s);
+		s += n + (s[n] == '\n');
+	}
+}
+
 const char *harness_utf8(const wchar_t *wide)
 {
 	static char buffers[4][HARNESS_PATH_MAX * 3];

@@ -41,5 +41,10 @@ long harness_run(const wchar_t *command_line, char *output, size_t size);
 /* The same through CreateProcessA, the line in the code page. */
 long harness_run_ansi(const char *command_line, char *output, size_t size);
 
+/* Whether text (may be NULL) holds part. */
+bool harness_contains(const char *text, const char *part);
+/* Prints a child's output, each line as "    | LINE". */
+void harness_print_indented(const char *output);
+
 /* A wide string in UTF-8 for messages (a few rotating static buffers). */
 const char *harness_utf8(const wchar_t *wide);

@@ -18,17 +18,6 @@
 static wchar_t runtime_path[HARNESS_PATH_MAX], probe_path[HARNESS_PATH_MAX], builtins_path[HARNESS_PATH_MAX];
 static wchar_t self_path[HARNESS_PATH_MAX];
 
-static bool contains(const char *text, const char *part) { return text && strstr(text, part); }
-
-static void print_indented(const char *output)
-{
-	for (const char *s = output; *s;) {
-		size_t n = strcspn(s, "\n");
-		printf("    | %.*s\n", (int)n, s);
-		s += n + (s[n] == '\n');
-	}
-}
-
 /* ---- A child created suspended, whose output comes back through a pipe ------------------------- */
 
 struct child {
@@ -99,7 +88,7 @@ static long finish_probe(struct child *child, char *output)
 	GetExitCodeProcess(child->process.hProcess, &code);
 	CloseHandle(child->process.hProcess);
 	CloseHandle(child->process.hThread);
-	print_indented(output);
+	harness_print_indented(output);
 	return (long)code;
 }
 
@@ -136,8 +125,8 @@ static void case_import_table(void)
 		      "its import directory now lies above its image (RVA 0x%lx, image 0x%lx bytes)", now.VirtualAddress,
 		      child.nt.OptionalHeader.SizeOfImage);
 	long code = finish_probe(&child, output);
-	harness_check(code == 0 && contains(output, "runtime in this process: yes") &&
-			      contains(output, "static initialization on the main thread: yes"),
+	harness_check(code == 0 && harness_contains(output, "runtime in this process: yes") &&
+			      harness_contains(output, "static initialization on the main thread: yes"),
 		      "the probe ran with the runtime, loaded on its main thread (exit %ld)", code);
 }
 
@@ -161,7 +150,7 @@ static void case_other_machine(void)
 	}
 	struct inject_report report;
 	inject_into_child(child.process.hProcess, runtime_path, 0, 1000, &report);
-	harness_check(report.way == INJECT_NONE && contains(report.why, "ARM64") && contains(report.why, "x64"),
+	harness_check(report.way == INJECT_NONE && harness_contains(report.why, "ARM64") && harness_contains(report.why, "x64"),
 		      "a child whose header says ARM64 is refused, saying so (%d: %s)", report.way, report.why);
 	harness_check(same_directory(remote_import_directory(&child),
 				     child.nt.OptionalHeader.DataDirectory[IMAGE_DIRECTORY_ENTRY_IMPORT]),
@@ -170,7 +159,7 @@ static void case_other_machine(void)
 	WORD own = child.nt.FileHeader.Machine;
 	WriteProcessMemory(child.process.hProcess, machine, &own, sizeof(own), NULL);
 	long code = finish_probe(&child, output);
-	harness_check(code == 0 && contains(output, "runtime in this process: no"), "it starts, without the runtime (exit %ld)",
+	harness_check(code == 0 && harness_contains(output, "runtime in this process: no"), "it starts, without the runtime (exit %ld)",
 		      code);
 }
 
@@ -183,13 +172,13 @@ static void case_missing_dll(void)
 		harness_skip("the probe cannot be started suspended (error %lu)", GetLastError());
 	struct inject_report report;
 	inject_into_child(child.process.hProcess, L"Z:\\no\\such\\folder\\nvinterpose.dll", 0, 1000, &report);
-	harness_check(report.way == INJECT_NONE && contains(report.why, "is not there"),
+	harness_check(report.way == INJECT_NONE && harness_contains(report.why, "is not there"),
 		      "a missing DLL is not injected, and it is said (%d: %s)", report.way, report.why);
 	harness_check(same_directory(remote_import_directory(&child),
 				     child.nt.OptionalHeader.DataDirectory[IMAGE_DIRECTORY_ENTRY_IMPORT]),
 		      "the child's import directory is left as it was");
 	long code = finish_probe(&child, output);
-	harness_check(code == 0 && contains(output, "runtime in this process: no"), "the child starts without it (exit %ld)",
+	harness_check(code == 0 && harness_contains(output, "runtime in this process: no"), "the child starts without it (exit %ld)",
 		      code);
 }
 
@@ -203,7 +192,7 @@ static void case_dll_without_export(void)
 		harness_skip("the probe cannot be started suspended (error %lu)", GetLastError());
 	struct inject_report report;
 	inject_into_child(child.process.hProcess, builtins_path, 0, 30000, &report);
-	harness_check(report.way == INJECT_REMOTE_THREAD && contains(report.why, "does not export " INJECT_IMPORTED_EXPORT),
+	harness_check(report.way == INJECT_REMOTE_THREAD && harness_contains(report.why, "does not export " INJECT_IMPORTED_EXPORT),
 		      "a DLL without " INJECT_IMPORTED_EXPORT ": the fallback, saying why (%d: %s)", report.way, report.why);
 	harness_check(same_directory(remote_import_directory(&child),
 				     child.nt.OptionalHeader.DataDirectory[IMAGE_DIRECTORY_ENTRY_IMPORT]),
@@ -348,16 +337,16 @@ static void case_acg_reported(void)
 	harness_fresh_folder("acg_reported", folder);
 	_snwprintf(line, HARNESS_PATH_MAX * 3, L"\"%ls\" acg-child \"%ls\"", self_path, folder);
 	long code = harness_run(line, output, OUTPUT_BYTES);
-	print_indented(output);
-	harness_check(code == 0 && contains(output, "writable image: 1 patched, slot replaced"),
+	harness_print_indented(output);
+	harness_check(code == 0 && harness_contains(output, "writable image: 1 patched, slot replaced"),
 		      "the image is one the runtime patches when it can write (exit %ld)", code);
-	if (!contains(output, "VirtualProtect refuses"))
+	if (!harness_contains(output, "VirtualProtect refuses"))
 		harness_skip("this Wine lets a read-only view be made writable: a refused write cannot be simulated");
-	harness_check(contains(output, "read-only view: 0 patched"), "a refused write patches nothing");
-	harness_check(contains(output, "nvinterpose: error: ") && contains(output, "1 import slot could not be made writable") &&
-			      contains(output, "Arbitrary Code Guard"),
+	harness_check(harness_contains(output, "read-only view: 0 patched"), "a refused write patches nothing");
+	harness_check(harness_contains(output, "nvinterpose: error: ") && harness_contains(output, "1 import slot could not be made writable") &&
+			      harness_contains(output, "Arbitrary Code Guard"),
 		      "it is reported as an error the first time, naming the likely cause");
-	harness_check(contains(output, "nvinterpose: warning: ") && contains(output, "read-only view again: 0 patched"),
+	harness_check(harness_contains(output, "nvinterpose: warning: ") && harness_contains(output, "read-only view again: 0 patched"),
 		      "and as a warning after");
 }
 

@@ -15,17 +15,6 @@
 static wchar_t launcher_path[HARNESS_PATH_MAX], folder[HARNESS_PATH_MAX];
 static char output[OUTPUT_BYTES];
 
-static bool contains(const char *text, const char *part) { return text && strstr(text, part); }
-
-static void print_indented(const char *text)
-{
-	for (const char *s = text; *s;) {
-		size_t n = strcspn(s, "\n");
-		printf("    | %.*s\n", (int)n, s);
-		s += n + (s[n] == '\n');
-	}
-}
-
 /* Runs the launcher with arguments (in the scratch folder), prints what it said. */
 static long launch(const wchar_t *arguments)
 {
@@ -34,7 +23,7 @@ static long launch(const wchar_t *arguments)
 	line[HARNESS_PATH_MAX * 4 - 1] = L'\0';
 	printf("  nvinterpose-run %s\n", harness_utf8(arguments));
 	long code = harness_run(line, output, OUTPUT_BYTES);
-	print_indented(output);
+	harness_print_indented(output);
 	return code;
 }
 
@@ -245,6 +234,19 @@ static void expect_variables(const char *format, const struct variables *vars, c
 	harness_check(vars->count == count, "%s: %d variables, no more (got %d)", format, count, vars->count);
 }
 
+/* The launcher with options and a --print-env flag: its output parsed as format reads it. */
+static void check_format(const wchar_t *options, const wchar_t *flag, void (*parse)(const char *, struct variables *),
+			 const char *format, const char *const *expected)
+{
+	wchar_t arguments[1024];
+	struct variables vars;
+	memset(&vars, 0, sizeof(vars));
+	_snwprintf(arguments, 1024, L"%ls %ls", options, flag);
+	harness_check(launch(arguments) == 0, "%s: exit 0", harness_utf8(flag));
+	parse(output, &vars);
+	expect_variables(format, &vars, expected);
+}
+
 /* The settings given as options, each format. Relative paths come out absolute. */
 static void case_print_env_formats(void)
 {
@@ -257,15 +259,10 @@ static void case_print_env_formats(void)
 		"NVINTERPOSE_PATH", path, "NVINTERPOSE_CHILDREN", "0", NULL,
 	};
 	static const wchar_t options[] = L"--policy=Coherent --log warn --log-file \"it's here.jsonl\" --path=\"lib;Z:\\opt\\my libs\" --no-children";
-	wchar_t arguments[1024];
 	struct variables vars;
 
-	_snwprintf(arguments, 1024, L"%ls --print-env", options);
-	memset(&vars, 0, sizeof(vars));
-	harness_check(launch(arguments) == 0, "--print-env: exit 0");
-	parse_cmd(output, &vars);
-	expect_variables("--print-env (cmd, the default)", &vars, expected);
-	harness_check(contains(output, "\r\n"), "cmd: lines end in CRLF, as batch files do");
+	check_format(options, L"--print-env", parse_cmd, "cmd, the default", expected);
+	harness_check(harness_contains(output, "\r\n"), "cmd: lines end in CRLF, as batch files do");
 
 	/* cmd itself reads them, as a batch file called from another. */
 	wchar_t batch[HARNESS_PATH_MAX], line[HARNESS_PATH_MAX * 2];
@@ -275,7 +272,7 @@ static void case_print_env_formats(void)
 	free(saved);
 	_snwprintf(line, HARNESS_PATH_MAX * 2, L"cmd.exe /c \"call \"%ls\" && set NVINTERPOSE_\"", batch);
 	long code = harness_run(line, output, OUTPUT_BYTES);
-	print_indented(output);
+	harness_print_indented(output);
 	memset(&vars, 0, sizeof(vars));
 	size_t n;
 	for (const char *text_line, *rest = output; (text_line = next_line(rest, &n, &rest));) {
@@ -287,25 +284,11 @@ static void case_print_env_formats(void)
 		harness_skip("cmd.exe did not run here (%ld)", code);
 	expect_variables("cmd.exe after call", &vars, expected);
 
-	_snwprintf(arguments, 1024, L"%ls --print-env=powershell", options);
-	memset(&vars, 0, sizeof(vars));
-	harness_check(launch(arguments) == 0, "--print-env=powershell: exit 0");
-	parse_powershell(output, &vars);
-	expect_variables("powershell", &vars, expected);
-	harness_check(contains(output, "it''s here"), "powershell: the quote in a value is doubled");
-
-	_snwprintf(arguments, 1024, L"%ls --print-env=GitHub", options);
-	memset(&vars, 0, sizeof(vars));
-	harness_check(launch(arguments) == 0, "--print-env=GitHub (any case): exit 0");
-	parse_github(output, &vars);
-	expect_variables("github", &vars, expected);
-
+	check_format(options, L"--print-env=powershell", parse_powershell, "powershell", expected);
+	harness_check(harness_contains(output, "it''s here"), "powershell: the quote in a value is doubled");
+	check_format(options, L"--print-env=GitHub", parse_github, "github (the format's name in any case)", expected);
 	/* Linux's spelling of the same. */
-	_snwprintf(arguments, 1024, L"%ls --print-env --format json", options);
-	memset(&vars, 0, sizeof(vars));
-	harness_check(launch(arguments) == 0, "--print-env --format json: exit 0");
-	parse_json(output, &vars);
-	expect_variables("json", &vars, expected);
+	check_format(options, L"--print-env --format json", parse_json, "json", expected);
 }
 
 /* Values only some formats can hold, and text beyond ASCII. */
@@ -317,7 +300,7 @@ static void case_print_env_values(void)
 
 	/* cmd expands % even inside quotes: refused for cmd, carried by json. */
 	harness_check(launch(L"--log-file=100%.jsonl --print-env=cmd") == 2 &&
-			      contains(output, "nvinterpose-run: NVINTERPOSE_LOG_FILE: ") && contains(output, "json"),
+			      harness_contains(output, "nvinterpose-run: NVINTERPOSE_LOG_FILE: ") && harness_contains(output, "json"),
 		      "a value with %% cannot be a cmd line: exit 2, pointing to json");
 	snprintf(expected_value, sizeof(expected_value), "%s\\100%%.jsonl", folder_utf8);
 	memset(&vars, 0, sizeof(vars));
@@ -329,7 +312,7 @@ static void case_print_env_values(void)
 
 	/* An inherited value with a line break: no line format holds it; json escapes it. */
 	SetEnvironmentVariableW(L"NVINTERPOSE_PATH", L"Z:\\a\nZ:\\b");
-	harness_check(launch(L"--print-env=github") == 2 && contains(output, "nvinterpose-run: NVINTERPOSE_PATH: "),
+	harness_check(launch(L"--print-env=github") == 2 && harness_contains(output, "nvinterpose-run: NVINTERPOSE_PATH: "),
 		      "github refuses a value with a line break");
 	memset(&vars, 0, sizeof(vars));
 	harness_check(launch(L"--print-env=json") == 0 && strchr(output, '\n') == output + strlen(output) - 1,
@@ -352,7 +335,7 @@ static void case_print_env_values(void)
 	WideCharToMultiByte(code_page, WC_NO_BEST_FIT_CHARS, L"\u0142", -1, encoded, sizeof(encoded), NULL, code_page == CP_UTF8 ? NULL : &lost);
 	long code = launch(L"--log-file=Z:\\caf\u00e9\u0142.jsonl --print-env=powershell");
 	if (lost) {
-		harness_check(code == 2 && contains(output, "code page"),
+		harness_check(code == 2 && harness_contains(output, "code page"),
 			      "powershell: a character code page %u lacks is refused, naming the code page", code_page);
 	} else {
 		wchar_t wide[256];
@@ -370,21 +353,21 @@ static void case_print_env_values(void)
 static void case_print_env_checks(void)
 {
 	SetEnvironmentVariableW(L"NVINTERPOSE_POLICY", L"bogus");
-	harness_check(launch(L"--print-env") == 2 && contains(output, "nvinterpose-run: NVINTERPOSE_POLICY: 'bogus' is not one of"),
+	harness_check(launch(L"--print-env") == 2 && harness_contains(output, "nvinterpose-run: NVINTERPOSE_POLICY: 'bogus' is not one of"),
 		      "an inherited NVINTERPOSE_POLICY=bogus: exit 2, named");
-	harness_check(launch(L"--policy=fallback --print-env") == 0 && contains(output, "NVINTERPOSE_POLICY=fallback"),
+	harness_check(launch(L"--policy=fallback --print-env") == 0 && harness_contains(output, "NVINTERPOSE_POLICY=fallback"),
 		      "an option replaces it");
 	SetEnvironmentVariableW(L"NVINTERPOSE_POLICY", L"OFF");
-	harness_check(launch(L"--print-env") == 0 && contains(output, "@set \"NVINTERPOSE_POLICY=OFF\""),
+	harness_check(launch(L"--print-env") == 0 && harness_contains(output, "@set \"NVINTERPOSE_POLICY=OFF\""),
 		      "OFF is a policy, as the runtime reads it");
 	SetEnvironmentVariableW(L"NVINTERPOSE_POLICY", NULL);
 	SetEnvironmentVariableW(L"NVINTERPOSE_LOG_FILE", L"relative.jsonl");
-	harness_check(launch(L"--print-env") == 2 && contains(output, "nvinterpose-run: NVINTERPOSE_LOG_FILE: ") &&
-			      contains(output, "absolute"),
+	harness_check(launch(L"--print-env") == 2 && harness_contains(output, "nvinterpose-run: NVINTERPOSE_LOG_FILE: ") &&
+			      harness_contains(output, "absolute"),
 		      "an inherited relative NVINTERPOSE_LOG_FILE: exit 2");
 	SetEnvironmentVariableW(L"NVINTERPOSE_LOG_FILE", NULL);
 	SetEnvironmentVariableW(L"NVINTERPOSE_CHILDREN", L"yes");
-	harness_check(launch(L"--print-env") == 2 && contains(output, "nvinterpose-run: NVINTERPOSE_CHILDREN: 'yes' is not 0 or 1"),
+	harness_check(launch(L"--print-env") == 2 && harness_contains(output, "nvinterpose-run: NVINTERPOSE_CHILDREN: 'yes' is not 0 or 1"),
 		      "an inherited NVINTERPOSE_CHILDREN=yes: exit 2");
 	SetEnvironmentVariableW(L"NVINTERPOSE_CHILDREN", NULL);
 	harness_check(launch(L"--print-env") == 0 && output[0] == '\0', "nothing set: nothing printed, exit 0");
@@ -418,18 +401,18 @@ static void case_options(void)
 	expect_usage_error(L"", "PROGRAM: no program given");
 	expect_usage_error(L"--log-file=", "--log-file: needs a file");
 
-	harness_check(launch(L"--pol=OFF --print-env=github") == 0 && contains(output, "NVINTERPOSE_POLICY=OFF"),
+	harness_check(launch(L"--pol=OFF --print-env=github") == 0 && harness_contains(output, "NVINTERPOSE_POLICY=OFF"),
 		      "--pol abbreviates --policy, and OFF is a policy in any case");
-	harness_check(launch(L"--policy coherent --print-env=github") == 0 && contains(output, "NVINTERPOSE_POLICY=coherent"),
+	harness_check(launch(L"--policy coherent --print-env=github") == 0 && harness_contains(output, "NVINTERPOSE_POLICY=coherent"),
 		      "--policy VALUE, as --policy=VALUE");
 	/* The C runtime's text mode ends lines in CRLF. */
 	harness_check(launch(L"-V") == 0 && strcmp(output, "nvinterpose-run " NVI_VERSION "\r\n") == 0, "-V prints the version");
 	harness_check(launch(L"--version") == 0 && strcmp(output, "nvinterpose-run " NVI_VERSION "\r\n") == 0,
 		      "--version prints the version");
-	harness_check(launch(L"-h") == 0 && contains(output, "Usage: nvinterpose-run") && contains(output, "--print-env[=FORMAT]") &&
-			      contains(output, "powershell") && contains(output, "github") && contains(output, "json"),
+	harness_check(launch(L"-h") == 0 && harness_contains(output, "Usage: nvinterpose-run") && harness_contains(output, "--print-env[=FORMAT]") &&
+			      harness_contains(output, "powershell") && harness_contains(output, "github") && harness_contains(output, "json"),
 		      "-h: the usage, with --print-env's formats");
-	harness_check(launch(L"--help") == 0 && contains(output, "Usage: nvinterpose-run"), "--help");
+	harness_check(launch(L"--help") == 0 && harness_contains(output, "Usage: nvinterpose-run"), "--help");
 }
 
 static const struct {

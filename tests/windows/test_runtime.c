@@ -109,17 +109,6 @@ static int check_ways(standin_load_function load, const wchar_t *name, bool foun
 	return held == WAY_COUNT;
 }
 
-static bool contains(const char *text, const char *part) { return text && strstr(text, part); }
-
-static void print_indented(const char *output)
-{
-	for (const char *s = output; *s;) {
-		size_t n = strcspn(s, "\n");
-		printf("    | %.*s\n", (int)n, s);
-		s += n + (s[n] == '\n');
-	}
-}
-
 /* Runs this program again with arguments, prints what it said, returns its exit code. */
 static long run_self(const wchar_t *prefix, const wchar_t *arguments, char *output)
 {
@@ -127,7 +116,7 @@ static long run_self(const wchar_t *prefix, const wchar_t *arguments, char *outp
 	_snwprintf(line, HARNESS_PATH_MAX * 4, L"%ls\"%ls\" %ls", prefix, self_path, arguments);
 	line[HARNESS_PATH_MAX * 4 - 1] = L'\0';
 	long code = harness_run(line, output, OUTPUT_BYTES);
-	print_indented(output);
+	harness_print_indented(output);
 	return code;
 }
 
@@ -249,7 +238,7 @@ static void case_no_add_dll_directory(struct tree *tree)
 	check_ways(load, BUILTINS, true, "NVINTERPOSE_ADD_DLL_DIRECTORY=0");
 	check_marker(tree, false);
 	char *events = harness_read_text(tree->events);
-	harness_check(contains(events, "\"event\":\"redirect\"") && !contains(events, "add-dll-directory"),
+	harness_check(harness_contains(events, "\"event\":\"redirect\"") && !harness_contains(events, "add-dll-directory"),
 		      "the event log shows redirects and no AddDllDirectory");
 }
 
@@ -278,10 +267,10 @@ static void case_wheel_sibling(struct tree *tree)
 		      "NVRTC finds nvJitLink in the sibling wheel nvidia\\nvjitlink\\bin, past a non-DLL of that name on PATH (error %lu)",
 		      error);
 	char *events = harness_read_text(tree->events);
-	harness_check(contains(events, "\"reason\":\"wheel sibling\"") && contains(events, "\"event\":\"register\""),
+	harness_check(harness_contains(events, "\"reason\":\"wheel sibling\"") && harness_contains(events, "\"event\":\"register\""),
 		      "the event log has the registration and the wheel-sibling redirect");
 	if (events)
-		print_indented(events);
+		harness_print_indented(events);
 }
 
 static void case_entry_points_and_repeats(struct tree *tree)
@@ -394,10 +383,10 @@ static const char *const without_it[] = {
 
 static void check_probe(const char *how, long code, const char *output, const char *const *lines, size_t count)
 {
-	print_indented(output);
+	harness_print_indented(output);
 	harness_check(code == 0, "%s: the probe started and exited 0 (%ld)", how, code);
 	for (size_t i = 0; i < count; i++)
-		harness_check(contains(output, lines[i]), "%s: %s", how, lines[i]);
+		harness_check(harness_contains(output, lines[i]), "%s: %s", how, lines[i]);
 }
 
 static void case_child(struct tree *tree)
@@ -414,19 +403,19 @@ static void case_child(struct tree *tree)
 	load_runtime();
 	long code = harness_run(line, output, OUTPUT_BYTES);
 	check_probe("CreateProcessW", code, output, LINES(by_import_table));
-	harness_check(contains(output, "loaded through the program's import table"), "CreateProcessW: the child's runtime says so");
+	harness_check(harness_contains(output, "loaded through the program's import table"), "CreateProcessW: the child's runtime says so");
 	code = harness_run_ansi(narrow, output, OUTPUT_BYTES);
 	check_probe("CreateProcessA", code, output, LINES(by_import_table));
-	harness_check(contains(output, "loaded through the program's import table"), "CreateProcessA: the child's runtime says so");
+	harness_check(harness_contains(output, "loaded through the program's import table"), "CreateProcessA: the child's runtime says so");
 	SetEnvironmentVariableW(L"NVINTERPOSE_LOG", NULL);
 
 	child_arguments(arguments, "found", tree);
-	harness_check(run_self(L"", arguments, output) == 0 && contains(output, "runtime in this process: yes"),
+	harness_check(run_self(L"", arguments, output) == 0 && harness_contains(output, "runtime in this process: yes"),
 		      "a child started with CreateProcessW gets the runtime and finds the builtins");
 	snprintf(narrow, sizeof(narrow), "\"%s\" child-expect found \"%s\"", harness_utf8(self_path), harness_utf8(tree->nvrtc));
 	code = harness_run_ansi(narrow, output, OUTPUT_BYTES);
-	print_indented(output);
-	harness_check(code == 0 && contains(output, "runtime in this process: yes"),
+	harness_print_indented(output);
+	harness_check(code == 0 && harness_contains(output, "runtime in this process: yes"),
 		      "a child started with CreateProcessA gets the runtime and finds the builtins (exit %ld)", code);
 
 	/* A child created suspended stays suspended until its creator resumes it. */
@@ -458,11 +447,11 @@ static void case_child_fallback(struct tree *tree)
 	(void)tree;
 	long code = run_self(L"", L"spawn-probe extended", output);
 	harness_check(code == 0, "the spawning process ran (%ld)", code);
-	harness_check(contains(output, "the runtime was loaded by a thread of its own") && contains(output, "attribute list"),
+	harness_check(harness_contains(output, "the runtime was loaded by a thread of its own") && harness_contains(output, "attribute list"),
 		      "the runtime's log says the fallback was used, and why");
-	harness_check(contains(output, "runtime in this process: yes"), "the child got the runtime all the same");
-	harness_check(contains(output, "static initialization on the main thread: no") &&
-			      contains(output, "runtime loaded before static initialization: no"),
+	harness_check(harness_contains(output, "runtime in this process: yes"), "the child got the runtime all the same");
+	harness_check(harness_contains(output, "static initialization on the main thread: no") &&
+			      harness_contains(output, "runtime loaded before static initialization: no"),
 		      "the probe tells the fallback from the import table (its DLLs ran on the injected thread, first)");
 }
 
@@ -475,9 +464,9 @@ static void case_child_dll_missing(struct tree *tree)
 	_snwprintf(arguments, HARNESS_PATH_MAX * 2, L"spawn-probe missing \"%ls\"", tree->root);
 	long code = run_self(L"", arguments, output);
 	harness_check(code == 0, "the spawning process ran (%ld)", code);
-	harness_check(contains(output, "runs without the runtime") && contains(output, "is not there"),
+	harness_check(harness_contains(output, "runs without the runtime") && harness_contains(output, "is not there"),
 		      "the runtime's log says the child runs without it, and why");
-	harness_check(contains(output, "probe exit: 0") && contains(output, "runtime in this process: no"),
+	harness_check(harness_contains(output, "probe exit: 0") && harness_contains(output, "runtime in this process: no"),
 		      "the child started, without the runtime");
 }
 
@@ -488,7 +477,7 @@ static void case_children_off(struct tree *tree)
 	SetEnvironmentVariableW(L"NVINTERPOSE_CHILDREN", L"0");
 	load_runtime();
 	child_arguments(arguments, "missing", tree);
-	harness_check(run_self(L"", arguments, output) == 0 && contains(output, "runtime in this process: no"),
+	harness_check(run_self(L"", arguments, output) == 0 && harness_contains(output, "runtime in this process: no"),
 		      "with NVINTERPOSE_CHILDREN=0 a child runs without the runtime, and the builtins stay missing");
 }
 
@@ -499,7 +488,7 @@ static void case_launcher(struct tree *tree)
 	_snwprintf(prefix, HARNESS_PATH_MAX + 64, L"\"%ls\" ", launcher_path);
 
 	child_arguments(arguments, "found", tree);
-	harness_check(run_self(prefix, arguments, output) == 0 && contains(output, "runtime in this process: yes"),
+	harness_check(run_self(prefix, arguments, output) == 0 && harness_contains(output, "runtime in this process: yes"),
 		      "nvinterpose-run.exe PROGRAM: the program gets the runtime and finds the builtins");
 	harness_check(run_self(prefix, L"exit-with 42", output) == 42, "nvinterpose-run.exe returns the program's exit code");
 	_snwprintf(line, HARNESS_PATH_MAX * 3, L"\"%ls\" \"%ls\"", launcher_path, probe_path);
@@ -513,32 +502,32 @@ static void case_launcher(struct tree *tree)
 
 	_snwprintf(line, HARNESS_PATH_MAX * 3, L"\"%ls\" Z:\\no\\such\\program.exe", launcher_path);
 	long code = harness_run(line, output, OUTPUT_BYTES);
-	harness_check(code == 127 && contains(output, "program not found"), "a missing program: exit 127, said plainly (%ld: %s)",
+	harness_check(code == 127 && harness_contains(output, "program not found"), "a missing program: exit 127, said plainly (%ld: %s)",
 		      code, output);
 	_snwprintf(line, HARNESS_PATH_MAX * 3, L"\"%ls\" --library Z:\\no\\such\\nvinterpose.dll \"%ls\" exit-with 0",
 		   launcher_path, self_path);
 	code = harness_run(line, output, OUTPUT_BYTES);
-	harness_check(code == 2 && contains(output, "no such file"), "a missing DLL: exit 2, said plainly (%ld: %s)", code, output);
+	harness_check(code == 2 && harness_contains(output, "no such file"), "a missing DLL: exit 2, said plainly (%ld: %s)", code, output);
 	_snwprintf(line, HARNESS_PATH_MAX * 3, L"\"%ls\" --library \"%ls\\nvrtc-builtins64_131.dll\" \"%ls\" exit-with 0",
 		   launcher_path, tree->nvrtc_bin, self_path);
 	code = harness_run(line, output, OUTPUT_BYTES);
-	harness_check(code == 2 && contains(output, "is not a DLL"), "a --library that is no DLL: exit 2, said plainly (%ld: %s)",
+	harness_check(code == 2 && harness_contains(output, "is not a DLL"), "a --library that is no DLL: exit 2, said plainly (%ld: %s)",
 		      code, output);
 	_snwprintf(line, HARNESS_PATH_MAX * 3, L"\"%ls\" --help", launcher_path);
 	code = harness_run(line, output, OUTPUT_BYTES);
-	harness_check(code == 0 && contains(output, "Usage: nvinterpose-run"), "--help");
+	harness_check(code == 0 && harness_contains(output, "Usage: nvinterpose-run"), "--help");
 	_snwprintf(line, HARNESS_PATH_MAX * 3, L"\"%ls\" --version", launcher_path);
 	code = harness_run(line, output, OUTPUT_BYTES);
-	harness_check(code == 0 && contains(output, "nvinterpose-run " NVI_VERSION), "--version (%s)", output);
+	harness_check(code == 0 && harness_contains(output, "nvinterpose-run " NVI_VERSION), "--version (%s)", output);
 	_snwprintf(line, HARNESS_PATH_MAX * 3, L"\"%ls\" --frobnicate x", launcher_path);
 	code = harness_run(line, output, OUTPUT_BYTES);
-	harness_check(code == 2 && contains(output, "unknown option"), "an unknown option: exit 2");
+	harness_check(code == 2 && harness_contains(output, "unknown option"), "an unknown option: exit 2");
 	_snwprintf(line, HARNESS_PATH_MAX * 3, L"\"%ls\"", launcher_path);
 	code = harness_run(line, output, OUTPUT_BYTES);
-	harness_check(code == 2 && contains(output, "no program given"), "no program: exit 2");
+	harness_check(code == 2 && harness_contains(output, "no program given"), "no program: exit 2");
 	_snwprintf(line, HARNESS_PATH_MAX * 3, L"\"%ls\" --policy sideways x", launcher_path);
 	code = harness_run(line, output, OUTPUT_BYTES);
-	harness_check(code == 2 && contains(output, "--policy"), "a bad --policy: exit 2");
+	harness_check(code == 2 && harness_contains(output, "--policy"), "a bad --policy: exit 2");
 }
 
 static void case_disabled(struct tree *tree)
@@ -619,24 +608,24 @@ static void case_child_other_machine(struct tree *tree)
 	harness_path_from_environment("NVI_PROBE32", probe32);
 	_snwprintf(line, HARNESS_PATH_MAX * 2, L"\"%ls\"", probe32);
 	long plain = harness_run(line, output, OUTPUT_BYTES);
-	bool runs_here = plain == 3 && contains(output, "32-bit probe ran");
+	bool runs_here = plain == 3 && harness_contains(output, "32-bit probe ran");
 	if (!runs_here)
 		printf("32-bit programs do not run here (exit %ld without the runtime): only the decisions are checked\n", plain);
 
 	_snwprintf(arguments, HARNESS_PATH_MAX + 32, L"spawn-probe x86 \"%ls\"", probe32);
 	long code = run_self(L"", arguments, output);
 	harness_check(code == 0, "the spawning process ran (%ld)", code);
-	harness_check(contains(output, "runs without the runtime: the program is for x86 and nvinterpose.dll for x64"),
+	harness_check(harness_contains(output, "runs without the runtime: the program is for x86 and nvinterpose.dll for x64"),
 		      "the runtime's log says the x86 child runs without it, and why");
 	if (runs_here)
-		harness_check(contains(output, "32-bit probe ran") && contains(output, "probe exit: 3"),
+		harness_check(harness_contains(output, "32-bit probe ran") && harness_contains(output, "probe exit: 3"),
 			      "the x86 child started and ran to its end");
 
 	_snwprintf(line, HARNESS_PATH_MAX * 2, L"\"%ls\" \"%ls\"", launcher_path, probe32);
 	code = harness_run(line, output, OUTPUT_BYTES);
-	print_indented(output);
-	harness_check(code == 126 && contains(output, "cannot take") && contains(output, "the program is for x86") &&
-			      !contains(output, "32-bit probe ran"),
+	harness_print_indented(output);
+	harness_check(code == 126 && harness_contains(output, "cannot take") && harness_contains(output, "the program is for x86") &&
+			      !harness_contains(output, "32-bit probe ran"),
 		      "nvinterpose-run.exe refuses the x86 program with exit 126, saying why, and runs nothing (%ld)", code);
 }
 

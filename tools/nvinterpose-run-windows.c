@@ -509,7 +509,7 @@ static int run(wchar_t **args, int count, const wchar_t *library, bool warnings)
 	}
 
 	struct inject_report report;
-	inject_into_child(process.hProcess, library, 0, INJECT_TIMEOUT_MS, &report);
+	inject_into_child(process.hProcess, library, NULL, INJECT_TIMEOUT_MS, &report);
 	if (report.way == INJECT_NONE) {
 		/* Asked for the runtime, the program does not run without it. */
 		say("%s: cannot take %s: %s", program, text(library), report.why);

@@ -327,14 +327,14 @@ static bool injects_into(DWORD flags)
 /* The child was created suspended: the runtime goes into its import table (or, failing that, is
    loaded by a thread of its own), then it runs (unless the caller asked for it suspended). A child
    the runtime cannot enter runs without it, and the log says why. */
-static void start_child(const PROCESS_INFORMATION *child, DWORD flags)
+static void start_child(const PROCESS_INFORMATION *child, DWORD flags, const void *attributes)
 {
 	DWORD saved = GetLastError();
 	wchar_t dll[WIDE_PATH_MAX];
 	DWORD n = GetModuleFileNameW(modules_self(), dll, WIDE_PATH_MAX);
 	struct inject_report report = { INJECT_NONE, ERROR_FILENAME_EXCED_RANGE, "the runtime's own path is too long" };
 	if (n > 0 && n < WIDE_PATH_MAX)
-		inject_into_child(child->hProcess, dll, flags, CHILD_INJECT_TIMEOUT_MS, &report);
+		inject_into_child(child->hProcess, dll, attributes, CHILD_INJECT_TIMEOUT_MS, &report);
 	if (report.way == INJECT_IMPORT_TABLE)
 		log_message(LOG_DEBUG, "child process %lu: nvinterpose.dll added to its import table", child->dwProcessId);
 	else if (report.way == INJECT_REMOTE_THREAD)
@@ -355,8 +355,11 @@ static BOOL create_process(const struct create_call *call)
 	bool inject = injects_into(call->flags);
 	if (!call_create_process(call, inject ? call->flags | CREATE_SUSPENDED : call->flags))
 		return FALSE;
+	/* STARTUPINFOEXA and STARTUPINFOEXW hold the list at the same place. */
 	if (inject)
-		start_child(call->information, call->flags);
+		start_child(call->information, call->flags,
+			    call->flags & EXTENDED_STARTUPINFO_PRESENT ? ((const STARTUPINFOEXW *)call->startup)->lpAttributeList
+								       : NULL);
 	return TRUE;
 }
 

@@ -375,18 +375,56 @@ out:
 
 /* ---- The parent's half: the checks, then one way or the other ---------------------------------- */
 
-void inject_into_child(HANDLE process, const wchar_t *dll, DWORD creation_flags, DWORD thread_timeout_ms,
+/* The attributes that change nothing about which DLLs the child may load: its parent, the handles
+   it inherits, its processors, its pseudo console. */
+#define BIT(number) (1ul << ((number) & PROC_THREAD_ATTRIBUTE_NUMBER))
+#define ATTRIBUTE_PSEUDO_CONSOLE 22 /* ProcThreadAttributePseudoConsole, Windows 10 1809 */
+#define HARMLESS_ATTRIBUTES                                                                                       \
+	(BIT(ProcThreadAttributeParentProcess) | BIT(ProcThreadAttributeHandleList) |                              \
+	 BIT(ProcThreadAttributeGroupAffinity) | BIT(ProcThreadAttributePreferredNode) |                           \
+	 BIT(ProcThreadAttributeIdealProcessor) | BIT(ATTRIBUTE_PSEUDO_CONSOLE))
+
+/* The first attribute in a caller's list that could forbid the DLL (a mitigation or signature
+   policy, an AppContainer, a protection level, a machine type, one unknown), or -1. A
+   PROC_THREAD_ATTRIBUTE_LIST starts with the bit mask of the attributes it holds, one bit per
+   attribute number: its layout since Windows Vista, and Wine's. Python's subprocess passes a
+   handle list whenever it redirects a child's output, which keeps the import table's way. */
+static int attribute_that_may_forbid(const void *attributes)
+{
+	if (!attributes)
+		return -1;
+	DWORD present;
+	memcpy(&present, attributes, sizeof(present));
+	for (int number = 0; number < 32; number++)
+		if ((present & ~HARMLESS_ATTRIBUTES) & (1ul << number))
+			return number;
+	return -1;
+}
+
+static const char *attribute_name(int number)
+{
+	static char other[32];
+	switch (number) {
+	case ProcThreadAttributeMitigationPolicy: return "a mitigation policy";
+	case ProcThreadAttributeSecurityCapabilities: return "AppContainer capabilities";
+	case ProcThreadAttributeProtectionLevel: return "a protection level";
+	case ProcThreadAttributeChildProcessPolicy: return "a child process policy";
+	default: snprintf(other, sizeof(other), "attribute %d", number); return other;
+	}
+}
+
+void inject_into_child(HANDLE process, const wchar_t *dll, const void *attributes, DWORD thread_timeout_ms,
 		       struct inject_report *report)
 {
 	memset(report, 0, sizeof(*report));
 	char narrow[NARROW_PATH_MAX];
 	struct pe_file_header header;
 	if (!pe_file_read_header(dll, &header)) {
-		DWORD attributes = GetFileAttributesW(dll);
+		DWORD file_attributes = GetFileAttributesW(dll);
 		char path[NARROW_PATH_MAX * 3];
 		if (!WideCharToMultiByte(CP_UTF8, 0, dll, -1, path, sizeof(path), NULL, NULL))
 			strcpy(path, "?");
-		if (attributes == INVALID_FILE_ATTRIBUTES)
+		if (file_attributes == INVALID_FILE_ATTRIBUTES)
 			say(report, INJECT_NONE, GetLastError(), "%s is not there", path);
 		else
 			say(report, INJECT_NONE, ERROR_BAD_EXE_FORMAT, "%s is not a DLL", path);
@@ -408,8 +446,10 @@ void inject_into_child(HANDLE process, const wchar_t *dll, DWORD creation_flags,
 		return;
 	}
 
-	if (creation_flags & EXTENDED_STARTUPINFO_PRESENT)
-		say(report, INJECT_REMOTE_THREAD, 0, "its attribute list may forbid the DLL (a signature or mitigation policy)");
+	int attribute = attribute_that_may_forbid(attributes);
+	if (attribute >= 0)
+		say(report, INJECT_REMOTE_THREAD, 0, "its creator's attribute list holds %s, which may forbid the DLL",
+		    attribute_name(attribute));
 	else if (directory(&child, IMAGE_DIRECTORY_ENTRY_COM_DESCRIPTOR).VirtualAddress)
 		say(report, INJECT_REMOTE_THREAD, 0, "it is a .NET program");
 	else if (!pe_file_exports(dll, INJECT_IMPORTED_EXPORT))

@@ -29,10 +29,11 @@ struct inject_report {
    table only when it is a DLL of that machine that exists and exports INJECT_IMPORTED_EXPORT,
    because a DLL the loader cannot load there stops the child from starting. A child of another
    machine, or a DLL that is missing, runs without the runtime (INJECT_NONE). Where the import table
-   cannot be used (creation_flags has EXTENDED_STARTUPINFO_PRESENT, whose attributes may forbid the
-   DLL; a .NET program; a path with no ASCII name; a refused write), a thread of its own loads the
-   DLL, waited for up to thread_timeout_ms. The child is left suspended either way. */
-void inject_into_child(HANDLE process, const wchar_t *dll, DWORD creation_flags, DWORD thread_timeout_ms,
+   cannot be used (attributes, the creator's PROC_THREAD_ATTRIBUTE_LIST or NULL, holds one that may
+   forbid the DLL, such as a mitigation policy; a .NET program; a path with no ASCII name; a refused
+   write), a thread of its own loads the DLL, waited for up to thread_timeout_ms. The child is left
+   suspended either way. */
+void inject_into_child(HANDLE process, const wchar_t *dll, const void *attributes, DWORD thread_timeout_ms,
 		       struct inject_report *report);
 
 enum inject_restore {

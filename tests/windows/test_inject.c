@@ -116,7 +116,7 @@ static void case_import_table(void)
 	if (!start_probe(&child))
 		harness_skip("the probe cannot be started suspended (error %lu)", GetLastError());
 	struct inject_report report;
-	inject_into_child(child.process.hProcess, runtime_path, 0, 1000, &report);
+	inject_into_child(child.process.hProcess, runtime_path, NULL, 1000, &report);
 	harness_check(report.way == INJECT_IMPORT_TABLE, "a probe of this machine and the runtime: the import table (%d: %s)",
 		      report.way, report.why);
 	IMAGE_DATA_DIRECTORY now = remote_import_directory(&child);
@@ -149,7 +149,7 @@ static void case_other_machine(void)
 		harness_skip("the probe's header cannot be rewritten here (error %lu)", GetLastError());
 	}
 	struct inject_report report;
-	inject_into_child(child.process.hProcess, runtime_path, 0, 1000, &report);
+	inject_into_child(child.process.hProcess, runtime_path, NULL, 1000, &report);
 	harness_check(report.way == INJECT_NONE && harness_contains(report.why, "ARM64") && harness_contains(report.why, "x64"),
 		      "a child whose header says ARM64 is refused, saying so (%d: %s)", report.way, report.why);
 	harness_check(same_directory(remote_import_directory(&child),
@@ -171,7 +171,7 @@ static void case_missing_dll(void)
 	if (!start_probe(&child))
 		harness_skip("the probe cannot be started suspended (error %lu)", GetLastError());
 	struct inject_report report;
-	inject_into_child(child.process.hProcess, L"Z:\\no\\such\\folder\\nvinterpose.dll", 0, 1000, &report);
+	inject_into_child(child.process.hProcess, L"Z:\\no\\such\\folder\\nvinterpose.dll", NULL, 1000, &report);
 	harness_check(report.way == INJECT_NONE && harness_contains(report.why, "is not there"),
 		      "a missing DLL is not injected, and it is said (%d: %s)", report.way, report.why);
 	harness_check(same_directory(remote_import_directory(&child),
@@ -191,7 +191,7 @@ static void case_dll_without_export(void)
 	if (!start_probe(&child))
 		harness_skip("the probe cannot be started suspended (error %lu)", GetLastError());
 	struct inject_report report;
-	inject_into_child(child.process.hProcess, builtins_path, 0, 30000, &report);
+	inject_into_child(child.process.hProcess, builtins_path, NULL, 30000, &report);
 	harness_check(report.way == INJECT_REMOTE_THREAD && harness_contains(report.why, "does not export " INJECT_IMPORTED_EXPORT),
 		      "a DLL without " INJECT_IMPORTED_EXPORT ": the fallback, saying why (%d: %s)", report.way, report.why);
 	harness_check(same_directory(remote_import_directory(&child),

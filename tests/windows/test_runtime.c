@@ -438,21 +438,29 @@ static void case_child(struct tree *tree)
 	}
 }
 
-/* A child whose attribute list the runtime cannot read (EXTENDED_STARTUPINFO_PRESENT) gets the
-   fallback, a thread of its own, and the log says so; the probe then sees its DLLs initialized on
-   that thread, before the runtime came. */
+/* A child whose creator's attribute list holds an attribute that may forbid the DLL (here a
+   mitigation policy) gets the fallback, a thread of its own, and the log says so; the probe then
+   sees its DLLs initialized on that thread, before the runtime came. A list with only a handle list,
+   as Python's subprocess passes, keeps the import table. */
 static void case_child_fallback(struct tree *tree)
 {
 	static char output[OUTPUT_BYTES];
 	(void)tree;
-	long code = run_self(L"", L"spawn-probe extended", output);
+	long code = run_self(L"", L"spawn-probe mitigation", output);
 	harness_check(code == 0, "the spawning process ran (%ld)", code);
-	harness_check(harness_contains(output, "the runtime was loaded by a thread of its own") && harness_contains(output, "attribute list"),
-		      "the runtime's log says the fallback was used, and why");
+	harness_check(harness_contains(output, "the runtime was loaded by a thread of its own") &&
+			      harness_contains(output, "attribute list holds a mitigation policy"),
+		      "a mitigation policy attribute: the runtime's log says the fallback was used, and why");
 	harness_check(harness_contains(output, "runtime in this process: yes"), "the child got the runtime all the same");
 	harness_check(harness_contains(output, "static initialization on the main thread: no") &&
 			      harness_contains(output, "runtime loaded before static initialization: no"),
 		      "the probe tells the fallback from the import table (its DLLs ran on the injected thread, first)");
+
+	code = run_self(L"", L"spawn-probe handle-list", output);
+	harness_check(code == 0 && harness_contains(output, "probe exit: 0"), "a handle list: the probe ran (%ld)", code);
+	harness_check(!harness_contains(output, "thread of its own"), "a handle list: no fallback");
+	for (size_t i = 0; i < sizeof(by_import_table) / sizeof(by_import_table[0]); i++)
+		harness_check(harness_contains(output, by_import_table[i]), "a handle list: %s", by_import_table[i]);
 }
 
 /* The DLL the runtime would give a child is no longer where it was loaded from: the child starts,
@@ -629,9 +637,10 @@ static void case_child_other_machine(struct tree *tree)
 		      "nvinterpose-run.exe refuses the x86 program with exit 126, saying why, and runs nothing (%ld)", code);
 }
 
-/* spawn-probe extended | missing FOLDER | x86 PROGRAM: loads the runtime (missing: a copy in FOLDER, which is then
-   renamed; x86: PROGRAM instead of the probe, with NVINTERPOSE_LOG=info), starts the probe
-   (extended: with an empty attribute list) and prints its exit code; the
+/* spawn-probe mitigation | handle-list | missing FOLDER | x86 PROGRAM: loads the runtime (missing: a
+   copy in FOLDER, which is then renamed; x86: PROGRAM instead of the probe, with
+   NVINTERPOSE_LOG=info), starts the probe (mitigation, handle-list: with that attribute in its
+   list) and prints its exit code; the
    probe writes to this process's output, and the runtime logs warnings there too. */
 static int mode_spawn_probe(int argc, wchar_t **argv)
 {
@@ -655,14 +664,26 @@ static int mode_spawn_probe(int argc, wchar_t **argv)
 	}
 	wchar_t line[HARNESS_PATH_MAX + 8];
 	_snwprintf(line, HARNESS_PATH_MAX + 8, L"\"%ls\"", x86 ? argv[3] : probe_path);
+	/* mitigation: an attribute that can forbid a DLL (its value asks for no mitigation at all);
+	   handle-list: one that cannot, the probe's output handle, as Python's subprocess passes it. */
+	bool mitigation = wcscmp(argv[2], L"mitigation") == 0, handle_list = wcscmp(argv[2], L"handle-list") == 0;
 	STARTUPINFOEXW startup = { .StartupInfo.cb = sizeof(startup) };
 	SIZE_T size = 0;
-	InitializeProcThreadAttributeList(NULL, 0, 0, &size);
+	InitializeProcThreadAttributeList(NULL, 1, 0, &size);
 	startup.lpAttributeList = malloc(size);
-	if (!startup.lpAttributeList || !InitializeProcThreadAttributeList(startup.lpAttributeList, 0, 0, &size))
+	if (!startup.lpAttributeList || !InitializeProcThreadAttributeList(startup.lpAttributeList, 1, 0, &size))
 		return 1;
+	DWORD64 no_mitigation = 0;
+	HANDLE inherited[1] = { GetStdHandle(STD_OUTPUT_HANDLE) };
+	if ((mitigation && !UpdateProcThreadAttribute(startup.lpAttributeList, 0, PROC_THREAD_ATTRIBUTE_MITIGATION_POLICY,
+						     &no_mitigation, sizeof(no_mitigation), NULL, NULL)) ||
+	    (handle_list && !UpdateProcThreadAttribute(startup.lpAttributeList, 0, PROC_THREAD_ATTRIBUTE_HANDLE_LIST, inherited,
+						      sizeof(inherited), NULL, NULL))) {
+		printf("the attribute cannot be set (error %lu)\n", GetLastError());
+		return 1;
+	}
 	PROCESS_INFORMATION process;
-	DWORD flags = missing || x86 ? 0 : EXTENDED_STARTUPINFO_PRESENT;
+	DWORD flags = mitigation || handle_list ? EXTENDED_STARTUPINFO_PRESENT : 0;
 	if (!CreateProcessW(NULL, line, NULL, NULL, TRUE, flags, NULL, NULL, &startup.StartupInfo, &process)) {
 		printf("the probe could not be started (error %lu)\n", GetLastError());
 		return 1;

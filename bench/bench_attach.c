@@ -14,6 +14,8 @@
  * Each round runs every variant once, in a fresh child, the order turning from round to round;
  * the table gives medians. Stand-ins are built with $NVI_CC from $NVI_FIXTURES. */
 #define _GNU_SOURCE
+#include "bench.h"
+
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,7 +97,7 @@ static int prepare(int objects)
 	if (system(command) != 0)
 		return -1;
 	snprintf(path, sizeof(path), "%s/site-packages/nvidia/cuda_nvrtc/lib/libnvrtc.so.77", dir);
-	if (build("nvrtc_like.c", path, "-Wl,-soname,libnvrtc.so.77 '-DBUILTINS=\"libnvrtc-builtins.so.77.0\"'") != 0)
+	if (build("nvrtc_like.c", path, "-Wl,-soname,libnvrtc.so.77") != 0)
 		return -1;
 	snprintf(path, sizeof(path), "%s/empty.so", dir);
 	return build("value.c", path, "");
@@ -115,18 +117,6 @@ static double run_child(const char *env, const char *args)
 	return value;
 }
 
-static int compare(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-static double median_of(double *values, int n)
-{
-	qsort(values, (size_t)n, sizeof(*values), compare);
-	return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
 /* Runs each variant once a round, the order turning; writes the medians into result and the
    fastest rounds into fastest (on a busy machine a sub-millisecond child is often preempted: the
    fastest round is then the closer figure of its own cost). */
@@ -143,8 +133,8 @@ static int measure(int rounds, int variants, char env[][8192], const char *const
 			}
 		}
 	for (int v = 0; v < variants; v++) {
-		result[v] = median_of(samples + v * rounds, rounds);
-		fastest[v] = samples[v * rounds]; /* sorted by median_of */
+		result[v] = bench_quantile(samples + v * rounds, (size_t)rounds, 0.5);
+		fastest[v] = bench_quantile(samples + v * rounds, (size_t)rounds, 0.0);
 	}
 	free(samples);
 	return 0;

@@ -15,15 +15,13 @@ static const char *const no_env[] = { NULL };
 
 static const char *runtime(void) { return test_setting("NVI_RUNTIME"); }
 
-static struct standin_wheel wheel77(int with_builtins) { return standin_nvrtc_wheel_versions(with_builtins, "77", "77.0"); }
-
 /* A folder holding the builtins stand-in (value), and the NVINTERPOSE_PATH entry naming it: a
    bare-name load that only the runtime can satisfy, for any caller. */
 static char *builtins_only_on_nvinterpose_path(int value)
 {
 	char *folder = test_format("%s/extra", test_tmpdir());
 	test_mkdirs(folder);
-	standin_builtins(test_format("%s/libnvrtc-builtins.so.77.0", folder), value, NULL);
+	standin_builtins(test_format("%s/libnvrtc-builtins.so.77.1", folder), value, NULL);
 	return test_format("NVINTERPOSE_PATH=%s", folder);
 }
 
@@ -35,7 +33,7 @@ static char *patch_line(const char *object, const char *symbol, const char *plac
 
 START_TEST(test_attach_before_nvrtc_compiles_with_no_rescan)
 {
-	struct standin_wheel wheel = wheel77(1);
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
 	struct test_run plain = test_probe(no_env, test_format("call %s nvrtc_like_compile", wheel.nvrtc));
 	ck_assert_msg(test_contains(plain.output, "call nvrtc_like_compile: -1"), "the set-up fails without: %s", plain.output);
 	struct test_run run = test_probe(no_env, test_format("bound late %s bound patches call %s nvrtc_like_compile maps libnvrtc-builtins",
@@ -54,7 +52,7 @@ END_TEST
 START_TEST(test_lazy_binding_and_dlsym_after_attach_find_the_hook)
 {
 	/* Loaded lazily after the attach: NVRTC's first dlopen binds through libc's patched symbol. */
-	struct standin_wheel wheel = wheel77(1);
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
 	struct test_run run = test_probe(no_env, test_format("late %s dlsym dlopen dlsym dlmopen open:lazy %s call %s nvrtc_like_compile",
 							    runtime(), wheel.nvrtc, wheel.nvrtc));
 	ck_assert_msg(test_contains(run.output, test_format("dlsym dlopen: %s\n", runtime())), "%s", run.output);
@@ -114,7 +112,7 @@ static char *relro_host(const char *folder, const char *runpath)
 {
 	char *host = test_format("%s/libhost.so.77", folder);
 	test_build_library("host.c", host, "libhost.so.77",
-			   test_format("-DPLUGIN='\"libnvrtc-builtins.so.77.0\"' -Wl,-z,relro,-z,now%s%s", runpath ? ",--enable-new-dtags,-rpath," : "",
+			   test_format("-Wl,-z,relro,-z,now%s%s", runpath ? ",--enable-new-dtags,-rpath," : "",
 				       runpath ? runpath : ""));
 	const char *argv[] = { "/bin/sh", "-c", test_format("readelf -dW '%s' | grep -E 'BIND_NOW|FLAGS.*NOW' && readelf -lW '%s' | grep GNU_RELRO", host, host), NULL };
 	struct test_run check = test_run(argv, no_env, 60);
@@ -128,7 +126,7 @@ START_TEST(test_full_relro_bind_now_library_loaded_before_attach_keeps_its_runpa
 	   read-only GOT is patched and read-only again afterwards. */
 	char *root = test_tmpdir();
 	test_mkdirs(test_format("%s/sub", root));
-	standin_builtins(test_format("%s/sub/libnvrtc-builtins.so.77.0", root), 5, NULL);
+	standin_builtins(test_format("%s/sub/libnvrtc-builtins.so.77.1", root), 5, NULL);
 	char *host = relro_host(root, "'$ORIGIN/sub'");
 	const char *env[] = { builtins_only_on_nvinterpose_path(42), NULL };
 	struct test_run run = test_probe(env, test_format("open %s mapsperm libhost late %s mapsperm libhost patches call %s host_load_plugin", host,
@@ -171,7 +169,7 @@ START_TEST(test_constructor_of_a_library_loaded_after_attach_keeps_its_runpath)
 	   the RUNPATH copy (7), not the one on NVINTERPOSE_PATH the runtime would supply (42). */
 	char *root = test_tmpdir();
 	test_mkdirs(test_format("%s/sub", root));
-	standin_builtins(test_format("%s/sub/libnvrtc-builtins.so.77.0", root), 7, NULL);
+	standin_builtins(test_format("%s/sub/libnvrtc-builtins.so.77.1", root), 7, NULL);
 	char *library = ctor_library(root, "'$ORIGIN/sub'");
 	const char *env[] = { builtins_only_on_nvinterpose_path(42), NULL };
 	struct test_run run = test_probe(env, test_format("late %s open:lazy %s call %s ctor_value", runtime(), library, library));
@@ -217,7 +215,7 @@ START_TEST(test_eight_threads_calling_dlopen_during_the_attach)
 		test_build_library("value.c", test_format("%s/libfresh-%d.so.77", fresh, i), test_format("libfresh-%d.so.77", i),
 				   test_format("-DVALUE=%d", i));
 	const char *env[] = { builtins_only_on_nvinterpose_path(42), NULL };
-	const char *argv[] = { test_setting("NVI_ATTACH_THREADS"), runtime(), "libnvrtc-builtins.so.77.0", fresh, "16", NULL };
+	const char *argv[] = { test_setting("NVI_ATTACH_THREADS"), runtime(), "libnvrtc-builtins.so.77.1", fresh, "16", NULL };
 	struct test_run run = test_run(argv, env, 120);
 	ck_assert_msg(run.status == 0, "status %d:\n%s", run.status, run.output);
 	ck_assert_msg(test_contains(run.output, "after attach: missed 0\n") && test_contains(run.output, "errors: 0\n"), "%s", run.output);
@@ -227,7 +225,7 @@ END_TEST
 
 START_TEST(test_fork_after_attach_keeps_the_hooks_in_the_child)
 {
-	struct standin_wheel wheel = wheel77(1);
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
 	struct test_run run = test_probe(no_env, test_format("late %s forkcall %s nvrtc_like_compile", runtime(), wheel.nvrtc));
 	ck_assert_msg(test_contains(run.output, "forkcall nvrtc_like_compile: 42"), "%s", run.output);
 	ck_assert_msg(test_contains(run.output, "forkcall: child exited"), "%s", run.output);
@@ -241,7 +239,7 @@ START_TEST(test_refused_mprotect_skips_that_patch_keeps_the_others_and_says_so)
 	   writable lazy slot, bound before the attach, is patched all the same. */
 	char *root = test_tmpdir();
 	char *host = test_format("%s/libhost.so.77", root), *log = test_format("%s/events.jsonl", root);
-	test_build_library("host.c", host, "libhost.so.77", "-DPLUGIN='\"libnvrtc-builtins.so.77.0\"'");
+	test_build_library("host.c", host, "libhost.so.77", "");
 	const char *env[] = { builtins_only_on_nvinterpose_path(42), test_format("NVINTERPOSE_LOG_FILE=%s", log), NULL };
 	struct test_run run = test_probe(env, test_format("deny-mprotect-write call %s host_load_plugin late %s patches call %s host_load_plugin", host,
 							 runtime(), host));
@@ -283,7 +281,7 @@ START_TEST(test_events_after_attach_are_those_under_preload)
 {
 	/* Registration, a redirect and DT_NEEDED help from a sibling wheel, under both policies that
 	   act: the same events, preloaded or attached first. */
-	struct standin_wheel wheel = wheel77(1);
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
 	char *cusparse = test_format("%s/site-packages/nvidia/cusparse/lib", wheel.root);
 	char *nvjitlink = test_format("%s/site-packages/nvidia/nvjitlink/lib", wheel.root);
 	test_mkdirs(cusparse);

@@ -135,7 +135,7 @@ END_TEST
 
 START_TEST(test_import_attaches_the_venvs_runtime_and_fixes_the_seed_case)
 {
-	struct standin_wheel standin = standin_nvrtc_wheel_versions(1, "77", "77.0");
+	struct standin_wheel standin = standin_nvrtc_wheel(1);
 	struct test_run plain = shell(no_env, test_format("'%s' '%s'", venv_python, seed_app(&standin, false)), 60);
 	ck_assert_msg(test_contains(plain.output, "compile: -1\n") && !test_contains(plain.output, "runtime mapped"), "fails without: %s", plain.output);
 	struct test_run run = shell(no_env, test_format("'%s' '%s'", venv_python, seed_app(&standin, true)), 60);
@@ -145,7 +145,7 @@ END_TEST
 
 START_TEST(test_import_after_nvrtc_was_loaded_fixes_it_too)
 {
-	struct standin_wheel standin = standin_nvrtc_wheel_versions(1, "77", "77.0");
+	struct standin_wheel standin = standin_nvrtc_wheel(1);
 	struct test_run run = shell(no_env, test_format("'%s' -c \"import ctypes; ctypes.CDLL('%s'); import nvinterpose, runpy; runpy.run_path('%s')\"",
 							 venv_python, standin.nvrtc, seed_app(&standin, false)), 60);
 	check_fixed_by_the_venvs_runtime(&run);
@@ -154,7 +154,7 @@ END_TEST
 
 START_TEST(test_python_m_nvinterpose_run_preloads_the_venvs_runtime)
 {
-	struct standin_wheel standin = standin_nvrtc_wheel_versions(1, "77", "77.0");
+	struct standin_wheel standin = standin_nvrtc_wheel(1);
 	char *app = seed_app(&standin, false);
 	struct test_run run = shell(no_env, test_format("'%s' -m nvinterpose run -- '%s' '%s'", venv_python, venv_python, app), 60);
 	check_fixed_by_the_venvs_runtime(&run);
@@ -200,7 +200,7 @@ END_TEST
 
 START_TEST(test_api_wraps_the_c_api_and_raises_oserror)
 {
-	struct standin_wheel standin = standin_nvrtc_wheel_versions(1, "77", "77.0");
+	struct standin_wheel standin = standin_nvrtc_wheel(1);
 	char *script = test_format("%s/api.py", standin.root);
 	test_write_file(script, test_format("import ctypes, errno, nvinterpose\n"
 					    "ctypes.CDLL('%s')\n"
@@ -233,7 +233,7 @@ END_TEST
 
 START_TEST(test_auto_attach_at_interpreter_start_only_with_nvinterpose_auto)
 {
-	struct standin_wheel standin = standin_nvrtc_wheel_versions(1, "77", "77.0");
+	struct standin_wheel standin = standin_nvrtc_wheel(1);
 	char *app = seed_app(&standin, false);
 	const char *on[] = { "NVINTERPOSE_AUTO=1", NULL };
 	struct test_run run = shell(on, test_format("'%s' '%s'", venv_python, app), 60);

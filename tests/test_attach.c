@@ -144,14 +144,21 @@ START_TEST(test_full_relro_bind_now_library_loaded_before_attach_keeps_its_runpa
 }
 END_TEST
 
+/* library's symbol asks by bare name for the builtins that only NVINTERPOSE_PATH holds: -1 without
+   the runtime; 42 with it attached between the probe commands before and after. */
+static void check_only_the_hook_finds_it(const char *library, const char *symbol, const char *before, const char *after)
+{
+	const char *env[] = { builtins_only_on_nvinterpose_path(42), NULL };
+	struct test_run plain = test_probe(env, test_format("call %s %s", library, symbol));
+	ck_assert_msg(test_contains(plain.output, test_format("call %s: -1", symbol)), "the set-up fails without: %s", plain.output);
+	struct test_run run = test_probe(env, test_format("%s late %s %s call %s %s", before, runtime(), after, library, symbol));
+	ck_assert_msg(test_contains(run.output, test_format("call %s: 42", symbol)), "%s", run.output);
+}
+
 START_TEST(test_full_relro_bind_now_library_loaded_before_attach_reaches_the_hook)
 {
 	char *host = relro_host(test_tmpdir(), NULL);
-	const char *env[] = { builtins_only_on_nvinterpose_path(42), NULL };
-	struct test_run plain = test_probe(env, test_format("call %s host_load_plugin", host));
-	ck_assert_msg(test_contains(plain.output, "call host_load_plugin: -1"), "the set-up fails without: %s", plain.output);
-	struct test_run run = test_probe(env, test_format("open %s late %s call %s host_load_plugin", host, runtime(), host));
-	ck_assert_msg(test_contains(run.output, "call host_load_plugin: 42"), "%s", run.output);
+	check_only_the_hook_finds_it(host, "host_load_plugin", test_format("open %s", host), "");
 }
 END_TEST
 
@@ -179,14 +186,10 @@ END_TEST
 
 START_TEST(test_constructor_of_a_library_loaded_after_attach_reaches_the_hook)
 {
+	/* Loaded lazily (its dlopen bound at its first call) and with RTLD_NOW (bound at relocation). */
 	char *library = ctor_library(test_tmpdir(), NULL);
-	const char *env[] = { builtins_only_on_nvinterpose_path(42), NULL };
-	struct test_run plain = test_probe(env, test_format("call %s ctor_value", library));
-	ck_assert_msg(test_contains(plain.output, "call ctor_value: -1"), "the set-up fails without: %s", plain.output);
-	struct test_run lazy = test_probe(env, test_format("late %s open:lazy %s call %s ctor_value", runtime(), library, library));
-	ck_assert_msg(test_contains(lazy.output, "call ctor_value: 42"), "%s", lazy.output);
-	struct test_run now = test_probe(env, test_format("late %s call %s ctor_value", runtime(), library));
-	ck_assert_msg(test_contains(now.output, "call ctor_value: 42"), "%s", now.output);
+	check_only_the_hook_finds_it(library, "ctor_value", "", test_format("open:lazy %s", library));
+	check_only_the_hook_finds_it(library, "ctor_value", "", "");
 }
 END_TEST
 

@@ -55,6 +55,9 @@ struct found {
 	ElfW(Addr) address;
 	struct dynamic_tables tables;
 	bool read, seen;
+	ElfW(Addr) base; /* its dl_iterate_phdr view */
+	const ElfW(Phdr) *phdr;
+	size_t phnum;
 };
 
 /* The tables of the loaded object that holds address. */
@@ -66,6 +69,9 @@ static int find_object(struct dl_phdr_info *info, size_t size, void *arg)
 		const ElfW(Phdr) *load = &info->dlpi_phdr[i];
 		if (load->p_type == PT_LOAD && found->address - (info->dlpi_addr + load->p_vaddr) < load->p_memsz) {
 			found->seen = true;
+			found->base = info->dlpi_addr;
+			found->phdr = info->dlpi_phdr;
+			found->phnum = info->dlpi_phnum;
 			found->read = dynamic_read_tables(info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, &found->tables);
 			return 1;
 		}
@@ -101,35 +107,9 @@ START_TEST(test_libc_definitions_of_dlopen_are_found_through_its_hash)
 }
 END_TEST
 
-/* The dl_iterate_phdr view of the object holding address, for dynamic_may_define. */
-struct view {
-	ElfW(Addr) address, base;
-	const ElfW(Phdr) *phdr;
-	size_t phnum;
-};
-
-static int find_view(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	struct view *view = arg;
-	(void)size;
-	for (size_t i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *load = &info->dlpi_phdr[i];
-		if (load->p_type == PT_LOAD && view->address - (info->dlpi_addr + load->p_vaddr) < load->p_memsz) {
-			view->base = info->dlpi_addr;
-			view->phdr = info->dlpi_phdr;
-			view->phnum = info->dlpi_phnum;
-			return 1;
-		}
-	}
-	return 0;
-}
-
 START_TEST(test_bloom_filter_never_says_no_for_a_name_defined)
 {
 	/* Every symbol libc defines passes its bloom filter; most names it does not define do not. */
-	struct view view = { .address = (ElfW(Addr))dlsym(RTLD_DEFAULT, "dlopen") };
-	dl_iterate_phdr(find_view, &view);
-	ck_assert_ptr_nonnull(view.phdr);
 	struct found libc = tables_of_object_holding(dlsym(RTLD_DEFAULT, "dlopen"));
 	size_t defined = 0;
 	for (size_t i = libc.tables.first_hashed; i < libc.tables.symbol_count; i++) {
@@ -137,12 +117,12 @@ START_TEST(test_bloom_filter_never_says_no_for_a_name_defined)
 		if (libc.tables.symbols[i].st_shndx == SHN_UNDEF)
 			continue;
 		defined++;
-		ck_assert_msg(dynamic_may_define(view.base, view.phdr, view.phnum, name), "%s", name);
+		ck_assert_msg(dynamic_may_define(libc.base, libc.phdr, libc.phnum, name), "%s", name);
 	}
 	ck_assert_uint_ge(defined, 100);
 	size_t rejected = 0;
 	for (int i = 0; i < 100; i++)
-		rejected += !dynamic_may_define(view.base, view.phdr, view.phnum, test_format("nvi_no_such_function_%d", i));
+		rejected += !dynamic_may_define(libc.base, libc.phdr, libc.phnum, test_format("nvi_no_such_function_%d", i));
 	ck_assert_msg(rejected >= 50, "only %zu of 100 undefined names rejected", rejected);
 }
 END_TEST

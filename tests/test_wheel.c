@@ -179,6 +179,26 @@ START_TEST(test_launcher_options_status_and_errors)
 		      missing.status, missing.output);
 	struct test_run bad = shell(no_env, test_format("'%s' --policy sometimes -- true", venv_run), 60);
 	ck_assert_msg(bad.status == 2 && test_contains(bad.output, "--policy: 'sometimes' is not one of fallback, coherent, off"), "%s", bad.output);
+	struct test_run unknown = shell(no_env, test_format("'%s' -m nvinterpose bogus", venv_python), 60);
+	ck_assert_msg(unknown.status == 2 && test_contains(unknown.output, "nvinterpose: unknown command 'bogus'"), "%s", unknown.output);
+}
+END_TEST
+
+START_TEST(test_python_m_nvinterpose_inspect_runs_the_inspector_it_finds)
+{
+	/* The wheel does not carry the inspector: on PATH it is run, elsewhere the message says why. */
+	const char *none[] = { "PATH=/usr/bin:/bin", NULL };
+	struct test_run missing = shell(none, test_format("'%s' -m nvinterpose inspect --families", venv_python), 60);
+	ck_assert_msg(missing.status == 2 && test_contains(missing.output, "nvinterpose-inspect is not installed (the wheel does not carry it"), "%s",
+		      missing.output);
+	const char *inspector = getenv("NVI_INSPECT");
+	if (!inspector || access(inspector, X_OK) != 0)
+		return; /* built without libelf */
+	char *folder = test_format("%s", inspector);
+	*strrchr(folder, '/') = '\0';
+	const char *on_path[] = { test_format("PATH=%s:/usr/bin:/bin", folder), NULL };
+	struct test_run run = shell(on_path, test_format("'%s' -m nvinterpose inspect --families", venv_python), 60);
+	ck_assert_msg(run.status == 0 && test_contains(run.output, "nvrtc ") && test_contains(run.output, "libnvrtc.so.N"), "%s", run.output);
 }
 END_TEST
 
@@ -292,6 +312,7 @@ int main(void)
 	tcase_add_test(tc, test_import_after_nvrtc_was_loaded_fixes_it_too);
 	tcase_add_test(tc, test_python_m_nvinterpose_run_preloads_the_venvs_runtime);
 	tcase_add_test(tc, test_launcher_options_status_and_errors);
+	tcase_add_test(tc, test_python_m_nvinterpose_inspect_runs_the_inspector_it_finds);
 	tcase_add_test(tc, test_import_uses_the_runtime_already_in_the_process);
 	tcase_add_test(tc, test_api_wraps_the_c_api_and_raises_oserror);
 	tcase_add_test(tc, test_auto_attach_at_interpreter_start_only_with_nvinterpose_auto);

@@ -53,8 +53,8 @@ def _usage():
     return USAGE.format(library=library)
 
 
-def _die(message, status=2):
-    sys.stderr.write("nvinterpose-run: %s\n" % message)
+def _die(message, status=2, program="nvinterpose-run"):
+    sys.stderr.write("%s: %s\n" % (program, message))
     return status
 
 
@@ -143,9 +143,8 @@ def inspect(arguments):
     here = os.path.dirname(os.path.abspath(nvinterpose.__file__))
     inspector = shutil.which("nvinterpose-inspect", path=os.pathsep.join([here, os.environ.get("PATH", "")]))
     if inspector is None:
-        sys.stderr.write("nvinterpose: nvinterpose-inspect is not installed (the wheel does not carry it: it needs libelf);"
-                         " build the project with meson to get it\n")
-        return 2
+        return _die("nvinterpose-inspect is not installed (the wheel does not carry it: it needs libelf);"
+                    " build the project with meson to get it", program="nvinterpose")
     sys.stdout.flush()
     os.execv(inspector, [inspector] + arguments)
 
@@ -162,7 +161,7 @@ def main(argv=None):
         return run(arguments[1:])
     if arguments[0] == "inspect":
         return inspect(arguments[1:])
-    return _die("unknown command '%s' (run or inspect; see --help)" % arguments[0])
+    return _die("unknown command '%s' (run or inspect; see --help)" % arguments[0], program="nvinterpose")
 
 
 def run_main():

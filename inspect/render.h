@@ -19,6 +19,9 @@ struct render_context {
 	const struct what_if *what_if;    /* NULL without --policy */
 	const char *nvinterpose_path;     /* the what-if's NVINTERPOSE_PATH, or NULL */
 	size_t file_index;                /* which file this is, from 0 */
+	size_t max_depth;                 /* text and dot: entries deeper than this are not shown (0: all) */
+	bool all;                         /* text: system libraries are shown, not folded */
+	bool cut;                         /* some tree of the run was cut at its bound */
 };
 
 /* A file's tree, or the message of a file that could not be inspected (tree may then hold only

@@ -48,10 +48,16 @@ void render_dot_file(struct render_context *context, const struct tree *tree, co
 	if (!named)
 		return;
 	named[0] = true;
-	for (size_t i = 0; i < tree->object_count; i++)
-		for (size_t k = 0; k < tree->objects[i]->needed_count; k++)
-			if (tree->objects[i]->needed[k].object)
-				named[tree->objects[i]->needed[k].object->index] = true;
+	for (size_t i = 0; i < tree->object_count; i++) {
+		const struct object *o = tree->objects[i];
+		if (context->max_depth && o->depth >= context->max_depth)
+			continue;
+		for (size_t k = 0; k < o->needed_count + o->runtime_count; k++) {
+			const struct dependency *d = k < o->needed_count ? &o->needed[k] : &o->runtime[k - o->needed_count];
+			if (d->object)
+				named[d->object->index] = true;
+		}
+	}
 	for (size_t i = 0; i < tree->object_count; i++)
 		if (named[i])
 			node(context, tree, tree->objects[i]);
@@ -59,19 +65,24 @@ void render_dot_file(struct render_context *context, const struct tree *tree, co
 	size_t missing = 0;
 	for (size_t i = 0; i < tree->object_count; i++) {
 		const struct object *o = tree->objects[i];
-		for (size_t k = 0; k < o->needed_count; k++) {
-			const struct dependency *d = &o->needed[k];
+		/* --max-depth: the entries of an object at that depth are left out. */
+		if (context->max_depth && o->depth >= context->max_depth)
+			continue;
+		for (size_t k = 0; k < o->needed_count + o->runtime_count; k++) {
+			const struct dependency *d = k < o->needed_count ? &o->needed[k] : &o->runtime[k - o->needed_count];
 			if (d->object) {
-				fprintf(out, "  f%zu_o%zu -> f%zu_o%zu [label=\"%s\"%s%s];\n", context->file_index, i, context->file_index,
-					d->object->index, how_name(d->how), d->how == HOW_ALREADY_LOADED ? ", style=dashed" : "",
+				fprintf(out, "  f%zu_o%zu -> f%zu_o%zu [label=\"%s%s\"%s%s];\n", context->file_index, i, context->file_index,
+					d->object->index, d->run_time ? "run time: " : "", how_name(d->how),
+					d->how == HOW_ALREADY_LOADED || d->run_time ? ", style=dashed" : "",
 					d->action != RUNTIME_NONE ? ", color=magenta, fontcolor=magenta" : "");
 				continue;
 			}
 			fprintf(out, "  f%zu_m%zu [label=\"", context->file_index, missing);
 			dot_text(out, d->name);
-			fprintf(out, "\\n%s\", color=red, fontcolor=red];\n", d->how == HOW_ERROR ? "error" : "not found");
-			fprintf(out, "  f%zu_o%zu -> f%zu_m%zu [label=\"%s\", color=red];\n", context->file_index, i, context->file_index,
-				missing, how_name(d->how));
+			fprintf(out, "\\n%s\", color=%s, fontcolor=%s];\n", d->not_followed ? "not followed" : d->how == HOW_ERROR ? "error" : "not found",
+				d->run_time && !d->required ? "orange" : "red", d->run_time && !d->required ? "orange" : "red");
+			fprintf(out, "  f%zu_o%zu -> f%zu_m%zu [label=\"%s%s\", color=red];\n", context->file_index, i, context->file_index,
+				missing, d->run_time ? "run time: " : "", how_name(d->how));
 			missing++;
 		}
 	}

@@ -1,6 +1,7 @@
-/* One JSON document for the whole run. Every dependency is an object with "name", "path" (null when
-   not found), "how", "family" and its own "needed" (empty where the object was loaded earlier: its
-   needs are listed where it was loaded). */
+/* One JSON document for the whole run. Each file's objects are one flat list in load order, each
+   with an "id" (its index), its DT_NEEDED entries ("needed") and run-time dependents ("runtime"),
+   each entry naming the object it resolved to by id: the document's depth is the same for any graph
+   (README: the inspector's JSON). */
 #include "render.h"
 
 #include "elf_names.h"
@@ -126,50 +127,80 @@ static void attempts_array(FILE *out, const struct attempt *attempts, size_t cou
 	fputc(']', out);
 }
 
-static void dependencies(FILE *out, const struct object *object);
+static void id_member(FILE *out, bool *first, const char *name, const struct object *object)
+{
+	member(out, first, name);
+	if (object)
+		fprintf(out, "%zu", object->index);
+	else
+		fputs("null", out);
+}
 
-static void dependency_object(FILE *out, const struct dependency *d)
+static void entry_object(FILE *out, const struct dependency *d)
 {
 	bool first = true;
 	fputc('{', out);
 	/* "name" then "path", always adjacent: a reader may match the pair as one string. */
 	string_member(out, &first, "name", d->name);
-	string_member(out, &first, "path", d->object ? d->object->path : NULL);
+	string_member(out, &first, "path", d->object ? d->object->path : d->path);
 	string_member(out, &first, "how", how_name(d->how));
 	string_member(out, &first, "family", family_name(d->family));
+	id_member(out, &first, "object", d->object);
+	if (d->run_time)
+		bool_member(out, &first, "required", d->required);
 	if (d->hwcaps)
 		string_member(out, &first, "hwcaps", d->hwcaps);
 	if (d->error)
 		string_member(out, &first, "error", d->error);
 	if (d->attempt_count) {
-		member(out, &first, d->object ? "passed_over" : "looked");
+		member(out, &first, d->object || d->not_followed ? "passed_over" : "looked");
 		attempts_array(out, d->attempts, d->attempt_count);
 	}
 	if (d->action != RUNTIME_NONE) {
-		bool inner = true;
-		member(out, &first, "runtime");
-		fputc('{', out);
-		string_member(out, &inner, "action", render_action_name(d->action));
-		string_member(out, &inner, "instead_of", d->loader_path);
-		fputc('}', out);
+		string_member(out, &first, "action", render_action_name(d->action));
+		string_member(out, &first, "instead_of", d->loader_path);
 	}
-	member(out, &first, "needed");
-	if (d->loads)
-		dependencies(out, d->object);
-	else
-		fputs("[]", out);
+	if (d->not_followed)
+		bool_member(out, &first, "not_followed", true);
 	fputc('}', out);
 }
 
-static void dependencies(FILE *out, const struct object *object)
+static void entries(FILE *out, const struct dependency *list, size_t count)
 {
 	fputc('[', out);
-	for (size_t i = 0; i < object->needed_count; i++) {
+	for (size_t i = 0; i < count; i++) {
 		if (i)
 			fputc(',', out);
-		dependency_object(out, &object->needed[i]);
+		entry_object(out, &list[i]);
 	}
 	fputc(']', out);
+}
+
+static const char *object_kind(const struct tree *tree, const struct object *o)
+{
+	return o == tree->root ? "root" : o->interpreter ? "interpreter" : o->preloaded ? "preloaded" : o->dlopened ? "run_time" : "needed";
+}
+
+static void object_member(FILE *out, const struct tree *tree, const struct object *o)
+{
+	bool first = true;
+	fputc('{', out);
+	member(out, &first, "id");
+	fprintf(out, "%zu", o->index);
+	string_member(out, &first, "path", o->path);
+	string_member(out, &first, "soname", o->facts ? o->facts->soname : NULL);
+	string_member(out, &first, "family", family_name(o->family));
+	string_member(out, &first, "origin", o->origin);
+	string_member(out, &first, "kind", object_kind(tree, o));
+	id_member(out, &first, "loaded_by", o->loader);
+	member(out, &first, "depth");
+	fprintf(out, "%zu", o->depth);
+	bool_member(out, &first, "system", o->system);
+	member(out, &first, "needed");
+	entries(out, o->needed, o->needed_count);
+	member(out, &first, "runtime");
+	entries(out, o->runtime, o->runtime_count);
+	fputc('}', out);
 }
 
 static void runtime_actions(FILE *out, const struct tree *tree)
@@ -178,21 +209,42 @@ static void runtime_actions(FILE *out, const struct tree *tree)
 	fputc('[', out);
 	for (size_t i = 0; i < tree->object_count; i++) {
 		const struct object *o = tree->objects[i];
-		for (size_t k = 0; k < o->needed_count; k++) {
-			const struct dependency *d = &o->needed[k];
+		for (size_t k = 0; k < o->needed_count + o->runtime_count; k++) {
+			const struct dependency *d = k < o->needed_count ? &o->needed[k] : &o->runtime[k - o->needed_count];
 			bool first = true;
 			if (d->action == RUNTIME_NONE)
 				continue;
 			fputs(any ? ",{" : "{", out);
 			any = true;
 			string_member(out, &first, "name", d->name);
-			string_member(out, &first, "needed_by", o->path);
+			id_member(out, &first, "needed_by", o);
 			string_member(out, &first, "action", render_action_name(d->action));
-			string_member(out, &first, "path", d->object ? d->object->path : NULL);
+			string_member(out, &first, "path", d->object ? d->object->path : d->path);
 			string_member(out, &first, "how", how_name(d->how));
 			string_member(out, &first, "instead_of", d->loader_path);
+			bool_member(out, &first, "run_time", d->run_time);
 			fputc('}', out);
 		}
+	}
+	fputc(']', out);
+}
+
+static void warnings_array(FILE *out, const struct tree *tree)
+{
+	fputc('[', out);
+	for (size_t i = 0; i < tree->warning_count; i++) {
+		const struct warning *w = &tree->warnings[i];
+		bool first = true;
+		fputs(i ? ",{" : "{", out);
+		string_member(out, &first, "kind", warning_kind_name(w->kind));
+		string_member(out, &first, "library", w->library);
+		string_member(out, &first, "dependency", w->dependency);
+		string_member(out, &first, "got", w->got);
+		string_member(out, &first, "own", w->own);
+		string_member(out, &first, "how", w->kind == WARNING_MIXED_ORIGIN ? how_name(w->how) : NULL);
+		bool_member(out, &first, "run_time", w->run_time);
+		string_member(out, &first, "text", w->text);
+		fputc('}', out);
 	}
 	fputc(']', out);
 }
@@ -205,6 +257,8 @@ void render_json_begin(struct render_context *context)
 	fputc('{', out);
 	string_member(out, &first, "inspector", "nvinterpose-inspect");
 	string_member(out, &first, "version", NVI_VERSION);
+	member(out, &first, "schema");
+	fputs("2", out);
 	member(out, &first, "loader");
 	fputc('{', out);
 	string_member(out, &inner, "interpreter", host->interpreter);
@@ -253,17 +307,24 @@ void render_json_file(struct render_context *context, const struct tree *tree, c
 		fputs("null", out);
 	string_member(out, &first, "family", tree->root ? family_name(tree->root->family) : NULL);
 	string_member(out, &first, "origin", resolved ? tree->root->origin : NULL);
-	member(out, &first, "needed");
-	if (resolved)
-		dependencies(out, tree->root);
-	else
-		fputs("[]", out);
+	id_member(out, &first, "root", resolved ? tree->root : NULL);
+	member(out, &first, "objects");
+	fputc('[', out);
+	for (size_t i = 0; resolved && i < tree->object_count; i++) {
+		if (i)
+			fputc(',', out);
+		object_member(out, tree, tree->objects[i]);
+	}
+	fputc(']', out);
 	member(out, &first, "missing");
 	fprintf(out, "%zu", tree->missing);
-	member(out, &first, "runtime");
+	member(out, &first, "optional_missing");
+	fprintf(out, "%zu", tree->optional_missing);
+	bool_member(out, &first, "cut", tree->cut);
+	member(out, &first, "actions");
 	runtime_actions(out, tree);
 	member(out, &first, "warnings");
-	string_array(out, tree->warnings, tree->warning_count);
+	warnings_array(out, tree);
 	member(out, &first, "notes");
 	string_array(out, tree->notes, tree->note_count);
 	fputc('}', out);
@@ -278,11 +339,45 @@ void render_json_end(struct render_context *context, size_t missing, int status)
 		string_array(context->out, host->hwcaps, host->hwcaps_count);
 	else
 		fputs("null", context->out);
-	fprintf(context->out, ",\"missing\":%zu,\"status\":%d}\n", missing, status);
+	fprintf(context->out, ",\"missing\":%zu,\"cut\":%s,\"status\":%d}\n", missing, context->cut ? "true" : "false", status);
+}
+
+/* Where the wheels of a CUDA major put a family, under site-packages ("" when no wheel holds it). */
+static void wheel_folder(const struct libname_row *row, int cuda_major, char *folder, size_t size)
+{
+	if (!row->wheel_folder[0] || (row->flags & LIBNAME_DRIVER))
+		snprintf(folder, size, "%s", "");
+	else if (cuda_major >= 13 && (row->flags & LIBNAME_CU13))
+		snprintf(folder, size, "nvidia/cu%d/lib", cuda_major);
+	else
+		snprintf(folder, size, strchr(row->wheel_folder, '/') ? "nvidia/%s" : "nvidia/%s/lib", row->wheel_folder);
+}
+
+struct dependents_text {
+	FILE *out; /* NULL: only count */
+	bool json, required;
+	size_t count;
+};
+
+/* One run-time dependent: in JSON every one, in text those of one kind ("required" or not). */
+static bool print_dependent(int family, bool required, void *arg)
+{
+	struct dependents_text *t = arg;
+	if (t->json) {
+		fputs(t->count++ ? ",{\"family\":" : "{\"family\":", t->out);
+		render_json_string(t->out, libnames[family].family);
+		fprintf(t->out, ",\"required\":%s}", required ? "true" : "false");
+	} else if (required == t->required) {
+		if (t->out)
+			fprintf(t->out, "%s%s", t->count ? " " : "", libnames[family].family);
+		t->count++;
+	}
+	return false;
 }
 
 void render_families(FILE *out, bool json)
 {
+	char cuda12[64], cuda13[64];
 	if (json) {
 		fputc('[', out);
 		for (size_t i = 0; i < libnames_count; i++) {
@@ -292,30 +387,47 @@ void render_families(FILE *out, bool json)
 			string_member(out, &first, "family", row->family);
 			string_member(out, &first, "linux_stem", row->linux_stem);
 			string_member(out, &first, "windows_prefix", row->windows_prefix);
-			string_member(out, &first, "wheel_folder", row->wheel_folder);
+			wheel_folder(row, 12, cuda12, sizeof(cuda12));
+			wheel_folder(row, 13, cuda13, sizeof(cuda13));
+			string_member(out, &first, "wheel_folder", cuda12[0] ? cuda12 : NULL);
+			string_member(out, &first, "cu13_wheel_folder", cuda13[0] ? cuda13 : NULL);
 			string_member(out, &first, "needed", row->needed);
-			string_member(out, &first, "runtime", row->runtime);
+			member(out, &first, "runtime");
+			fputc('[', out);
+			libnames_foreach_dependent(row->runtime, print_dependent, &(struct dependents_text){ out, true, false, 0 });
+			fputc(']', out);
 			bool_member(out, &first, "driver", row->flags & LIBNAME_DRIVER);
 			fputc('}', out);
 		}
 		fputs("]\n", out);
 		return;
 	}
-	fprintf(out, "%-31s %-34s %-13s %s\n", "FAMILY", "LINUX NAME", "WHEEL FOLDER", "NEEDS; LOADS AT RUN TIME");
+	fprintf(out, "%-31s %-34s %-26s %-16s %s\n", "FAMILY", "LINUX NAME", "CUDA 12 WHEELS", "CUDA 13 WHEELS", "NEEDS; LOADS AT RUN TIME");
 	for (size_t i = 0; i < libnames_count; i++) {
 		const struct libname_row *row = &libnames[i];
 		char stem[128];
 		snprintf(stem, sizeof(stem), "%s.so.N", row->linux_stem);
-		const char *folder = row->flags & LIBNAME_DRIVER ? "(driver)" : row->wheel_folder[0] ? row->wheel_folder : "-";
-		if (!row->needed[0] && !row->runtime[0]) {
-			fprintf(out, "%-31s %-34s %s\n", row->family, stem, folder);
-			continue;
-		}
-		fprintf(out, "%-31s %-34s %-13s", row->family, stem, folder);
+		wheel_folder(row, 12, cuda12, sizeof(cuda12));
+		wheel_folder(row, 13, cuda13, sizeof(cuda13));
+		const char *none = row->flags & LIBNAME_DRIVER ? "(driver)" : "-";
+		/* No padding after the last column. */
+		fprintf(out, row->needed[0] || row->runtime[0] ? "%-31s %-34s %-26s %-16s" : "%-31s %-34s %-26s %s", row->family, stem,
+			cuda12[0] ? cuda12 : none, cuda13[0] ? cuda13 : none);
 		if (row->needed[0])
 			fprintf(out, " needs %s", row->needed);
-		if (row->runtime[0])
-			fprintf(out, "%s loads %s", row->needed[0] ? ";" : "", row->runtime);
+		struct dependents_text optional = { NULL, false, false, 0 };
+		libnames_foreach_dependent(row->runtime, print_dependent, &optional);
+		if (row->runtime[0]) {
+			fputs(row->needed[0] ? "; loads " : " loads ", out);
+			struct dependents_text required = { out, false, true, 0 };
+			libnames_foreach_dependent(row->runtime, print_dependent, &required);
+			if (optional.count) {
+				fputs(required.count ? ", and when used " : "when used ", out);
+				optional.out = out;
+				optional.count = 0;
+				libnames_foreach_dependent(row->runtime, print_dependent, &optional);
+			}
+		}
 		fputc('\n', out);
 	}
 }

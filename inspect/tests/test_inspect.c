@@ -566,12 +566,16 @@ START_TEST(test_json_is_one_document_with_every_dependency_an_object)
 	ck_assert_msg(json_document(document), "not one JSON document:\n%s", document);
 	ck_assert_int_eq(test_count(document, "{\"file\":"), 3);
 	ck_assert_msg(test_contains(document, "{\"name\":\"libleaf.so.1\",\"path\":\""), "%s", document);
-	ck_assert_msg(test_contains(document, "{\"name\":\"libgone.so.1\",\"path\":null,\"how\":\"not_found\",\"family\":null,\"looked\":["), "%s", document);
-	ck_assert_msg(test_contains(document, "\"family\":null,\"needed\":["), "%s", document);
+	ck_assert_msg(test_contains(document, "{\"name\":\"libgone.so.1\",\"path\":null,\"how\":\"not_found\",\"family\":null,\"object\":null,\"looked\":["),
+		      "%s", document);
 	ck_assert_msg(test_contains(document, "\"error\":\""), "%s", document);
 	ck_assert_msg(test_contains(document, "\"status\":2}"), "%s", document);
-	/* every dependency, like every file, has its own "needed" */
-	ck_assert_uint_eq(test_count(document, "{\"name\":") + test_count(document, "{\"file\":"), test_count(document, "\"needed\":["));
+	/* Flat: each file's objects in one list, each with its id, its DT_NEEDED entries and its run-time
+	   ones; an entry names its object by id, and no entry holds another. */
+	ck_assert_msg(test_contains(document, "\"root\":0,\"objects\":[{\"id\":0,"), "%s", document);
+	ck_assert_uint_eq(test_count(document, "{\"id\":"), test_count(document, "\"needed\":["));
+	ck_assert_uint_eq(test_count(document, "{\"id\":"), test_count(document, "\"runtime\":["));
+	ck_assert_uint_eq(test_count(document, "{\"name\":"), test_count(document, "\"object\":"));
 }
 END_TEST
 
@@ -635,7 +639,7 @@ START_TEST(test_exit_status)
 		{ "--version", 0, "nvinterpose-inspect 0." },
 		{ "--families", 0, "nvJitLink" },
 		{ "--families --json", 0, "{\"family\":\"cusparse\",\"linux_stem\":\"libcusparse\"" },
-		{ "/bin/sh", 0, "libc.so.6 => " },
+		{ "--all /bin/sh", 0, "libc.so.6 => " },
 	};
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		struct test_run run = inspect(env, "%s", rows[i].args);
@@ -803,10 +807,9 @@ START_TEST(test_what_if_the_runtime_supplies_the_wheel_sibling)
 		      "%d: %s", run.status, run.output);
 	run = inspect(env, "--json --policy fallback --origin '%s' '%s'", w.cusparse_folder, w.cusparse);
 	ck_assert_msg(run.status == 0, "%d: %s", run.status, run.output);
-	ck_assert_msg(test_contains(run.output, test_format("{\"name\":\"libnvJitLink.so.12\",\"path\":\"%s\",\"how\":\"wheel_sibling\",\"family\":\"nvJitLink\",\"runtime\":{\"action\":\"preload\",\"instead_of\":null}",
+	ck_assert_msg(test_contains(run.output, test_format("{\"name\":\"libnvJitLink.so.12\",\"path\":\"%s\",\"how\":\"wheel_sibling\",\"family\":\"nvJitLink\",\"object\":2,\"action\":\"preload\",\"instead_of\":null}",
 							 w.nvjitlink)), "%s", run.output);
-	ck_assert_msg(test_contains(run.output, test_format("\"runtime\":[{\"name\":\"libnvJitLink.so.12\",\"needed_by\":\"%s\",\"action\":\"preload\"", w.cusparse)),
-		      "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "\"actions\":[{\"name\":\"libnvJitLink.so.12\",\"needed_by\":0,\"action\":\"preload\""), "%s", run.output);
 	ck_assert_msg(test_contains(run.output, "\"what_if\":{\"policy\":\"fallback\",\"origins\":["), "%s", run.output);
 	/* A registered origin elsewhere serves too; the text says what the runtime would do. */
 	const char *elsewhere = test_mkdirs(test_format("%s/elsewhere", w.root));
@@ -838,7 +841,7 @@ START_TEST(test_mixed_origins_get_a_warning_and_coherent_fixes_them)
 							 w.cusparse, w.system_nvjitlink, w.nvjitlink)), "%s", run.output);
 	run = inspect(env, "--json --policy coherent '%s'", w.cusparse);
 	ck_assert_msg(run.status == 0, "%d: %s", run.status, run.output);
-	ck_assert_msg(test_contains(run.output, test_format("{\"name\":\"libnvJitLink.so.12\",\"path\":\"%s\",\"how\":\"wheel_sibling\",\"family\":\"nvJitLink\",\"runtime\":{\"action\":\"coherent\",\"instead_of\":\"%s\"}",
+	ck_assert_msg(test_contains(run.output, test_format("{\"name\":\"libnvJitLink.so.12\",\"path\":\"%s\",\"how\":\"wheel_sibling\",\"family\":\"nvJitLink\",\"object\":2,\"action\":\"coherent\",\"instead_of\":\"%s\"}",
 							 w.nvjitlink, w.system_nvjitlink)), "%s", run.output);
 	ck_assert_msg(!test_contains(run.output, "mixed origins"), "%s", run.output);
 	/* fallback keeps the loader's choice, and the warning. */

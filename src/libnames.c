@@ -258,12 +258,16 @@ int libnames_dependent_fit(const struct libname_match *parent, int family, const
 	struct libname_match match;
 	if (libnames_match_linux(name, &match) != family || match.alt != parent->alt || match.hash_renamed)
 		return -1;
-	if (!match.version[0])
-		return 0;
 	size_t major = strcspn(parent->version, ".");
 	bool same_major = major && strncmp(match.version, parent->version, major) == 0 &&
 			  (match.version[major] == '.' || match.version[major] == '\0');
-	return same_major ? 2 : 1;
+	/* One component's libraries come from one release: NVRTC 13 asks for its builtins 13.0, cuDNN 9
+	   for its sub-libraries .9, never another major's. */
+	const char *own = libnames[parent->family].wheel_folder, *theirs = libnames[family].wheel_folder;
+	if (own[0] && strcmp(own, theirs) == 0)
+		return same_major ? 2 : -1;
+	/* Another component's major says nothing: cuFFT 12 of CUDA 13 asks for NVRTC 13. */
+	return match.version[0] ? 1 : 0;
 }
 
 const char *libnames_basename(const char *path)

@@ -53,8 +53,10 @@ bool libnames_foreach_dependent(const char *list, bool (*visit)(int family, bool
 
 /* How well a file name fits as the run-time dependent of family that a library whose own name
    matched as parent asks for: -1 when it cannot be (another family, the other .alt-ness, a
-   hash-renamed copy, which nobody asks for by that name), 0 for an unversioned name, 1 for another
-   version, 2 for the parent's major version (libnvrtc.so.13 asks for libnvrtc-builtins.so.13.0). */
+   hash-renamed copy, which nobody asks for by that name, or, for a dependent of the parent's own
+   component (the same wheel folder: NVRTC's builtins, cuDNN's sub-libraries), another major than
+   the parent's), 2 for such a dependent of the parent's major; for another component's, 1 for a
+   versioned name, 0 for an unversioned one. */
 int libnames_dependent_fit(const struct libname_match *parent, int family, const char *name);
 
 /* The part of a path after its last separator. */

@@ -259,9 +259,17 @@ START_TEST(test_dependent_fit_prefers_the_parents_major_and_alt_ness)
 	ck_assert_int_eq(libnames_match_linux("libnvrtc.so.13", &nvrtc), libnames_family_index("nvrtc"));
 	ck_assert_int_eq(libnames_match_linux("libnvrtc.alt.so.13", &alt), libnames_family_index("nvrtc"));
 	ck_assert_int_eq(libnames_dependent_fit(&nvrtc, builtins, "libnvrtc-builtins.so.13.0"), 2);
-	ck_assert_int_eq(libnames_dependent_fit(&nvrtc, builtins, "libnvrtc-builtins.so.12.9"), 1);
-	ck_assert_int_eq(libnames_dependent_fit(&nvrtc, builtins, "libnvrtc-builtins.so.130"), 1);
-	ck_assert_int_eq(libnames_dependent_fit(&nvrtc, builtins, "libnvrtc-builtins.so"), 0);
+	/* NVRTC's builtins are of NVRTC's own release: another major is never the one it asks for. */
+	ck_assert_int_eq(libnames_dependent_fit(&nvrtc, builtins, "libnvrtc-builtins.so.12.9"), -1);
+	ck_assert_int_eq(libnames_dependent_fit(&nvrtc, builtins, "libnvrtc-builtins.so.130"), -1);
+	ck_assert_int_eq(libnames_dependent_fit(&nvrtc, builtins, "libnvrtc-builtins.so"), -1);
+	/* Another component's library may be of another major: cuFFT 12 (CUDA 13) asks for NVRTC 13. */
+	struct libname_match cufft;
+	int nvrtc_family = libnames_family_index("nvrtc");
+	ck_assert_int_eq(libnames_match_linux("libcufft.so.12", &cufft), libnames_family_index("cufft"));
+	ck_assert_int_eq(libnames_dependent_fit(&cufft, nvrtc_family, "libnvrtc.so.13"), 1);
+	ck_assert_int_eq(libnames_dependent_fit(&cufft, nvrtc_family, "libnvrtc.so.12"), 1);
+	ck_assert_int_eq(libnames_dependent_fit(&cufft, nvrtc_family, "libnvrtc.so"), 0);
 	ck_assert_int_eq(libnames_dependent_fit(&nvrtc, builtins, "libnvrtc-builtins.alt.so.13.0"), -1);
 	ck_assert_int_eq(libnames_dependent_fit(&alt, builtins, "libnvrtc-builtins.alt.so.13.0"), 2);
 	ck_assert_int_eq(libnames_dependent_fit(&nvrtc, builtins, "libnvrtc-builtins-2dc4bf68.so.13.0"), -1);

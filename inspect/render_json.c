@@ -283,6 +283,10 @@ void render_json_begin(struct render_context *context)
 			fprintf(out, "%d", w->pid);
 		else
 			fputs("null", out);
+		/* --pid: the origins in the order the process loaded them, or (when its list of loaded
+		   objects cannot be read) in the order of its mappings. */
+		string_member(out, &inner, "origin_order", !w->pid ? NULL : w->order_problem[0] ? "address" : "load");
+		string_member(out, &inner, "origin_order_problem", w->pid && w->order_problem[0] ? w->order_problem : NULL);
 		string_member(out, &inner, "nvinterpose_path", context->nvinterpose_path);
 		fputc('}', out);
 	} else {

@@ -310,8 +310,13 @@ static void runtime_summary(const struct render_context *context, const struct t
 		fputs(i ? ", " : ", origins ", out);
 		print_safe(out, w->origins[i]);
 	}
-	if (w->pid)
-		fprintf(out, " (from process %d)", w->pid);
+	if (w->pid && !w->order_problem[0])
+		fprintf(out, " (from process %d, in the order it loaded them)", w->pid);
+	else if (w->pid) {
+		fprintf(out, " (from process %d, in the order of its mappings: ", w->pid);
+		print_safe(out, w->order_problem);
+		fputc(')', out);
+	}
 	fputs(tree->action_count ? ": the runtime would\n" : ": the runtime would change nothing here\n", out);
 	for (size_t i = 0; i < tree->object_count; i++) {
 		const struct object *o = tree->objects[i];

@@ -119,12 +119,13 @@ static void add_place(struct scan *scan, enum place_kind kind, const char *folde
 /* ---- the python's site-packages ---------------------------------------------------------------- */
 
 static const char python_code[] =
-	"import site, sys\n"
+	"import os, site, sys\n"
 	"print(sys.executable)\n"
 	"paths = []\n"
 	"try:\n    paths += site.getsitepackages()\nexcept Exception:\n    pass\n"
 	"try:\n    paths.append(site.getusersitepackages())\nexcept Exception:\n    pass\n"
-	"paths += [p for p in sys.path if p.endswith(('site-packages', 'dist-packages'))]\n"
+	/* and every folder it imports from that holds wheels' nvidia packages (PYTHONPATH, .pth files) */
+	"paths += [p for p in sys.path if p.endswith(('site-packages', 'dist-packages')) or os.path.isdir(os.path.join(p, 'nvidia'))]\n"
 	"for p in paths:\n    print(p)\n";
 
 /* Runs python -c python_code; its output, or NULL with a reason. */
@@ -326,6 +327,12 @@ static void add_copy(struct scan *scan, const char *path, enum place_kind kind, 
 				copy->name_count++;
 			if (grown)
 				copy->names = grown;
+			/* Shown by the name the loader asks for (libcublas.so.13, not the link libcublas.so). */
+			const char *library = scan->libraries[copy->library].name;
+			if (strcmp(libnames_basename(path), library) == 0 && strcmp(libnames_basename(copy->path), library) != 0) {
+				free(copy->path);
+				copy->path = strdup(path);
+			}
 		}
 		if (!(copy->found_in & (1u << kind)))
 			place->copies++;

@@ -112,7 +112,7 @@ struct walk {
 
 /* A tree deeper than this continues in a block of its own ("continued below as #ID"): the margin
    stays short, so the output grows with the number of entries, not with the square of the depth. */
-#define INDENT_LEVELS 24
+#define INDENT_LEVELS 16
 
 static bool entry_folds(const struct walk *walk, const struct dependency *d)
 {

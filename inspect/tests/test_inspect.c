@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "common.h"
 #include "elf_corpus.h"
+#include "standins.h"
 
 #include "elf/elf_reader.h"
 
@@ -19,6 +20,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- helpers ---------------------------------------------------------------------------------- */
@@ -880,6 +882,443 @@ START_TEST(test_what_if_reads_the_origins_of_a_running_process)
 }
 END_TEST
 
+START_TEST(test_what_if_takes_a_processs_origins_in_the_order_it_loaded_them)
+{
+	/* Loaded in the order z, a, m: later mappings sit lower in the address space, so the order of
+	   /proc/PID/maps is not the order of loading. */
+	char *root = test_tmpdir();
+	const char *folders[] = { "z", "a", "m" }, *names[] = { "libnvJitLink.so.77", "libcufft.so.77", "libcurand.so.77" };
+	char *paths[3];
+	for (int i = 0; i < 3; i++) {
+		paths[i] = test_format("%s/%s", test_mkdirs(test_format("%s/%s", root, folders[i])), names[i]);
+		test_build_library("value.c", paths[i], names[i], test_format("-DVALUE_SYMBOL=value_%d", i));
+	}
+	char *ready = test_format("%s/ready", root);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		bool loaded = true;
+		for (int i = 0; i < 3; i++)
+			loaded = loaded && dlopen(paths[i], RTLD_NOW);
+		if (loaded)
+			test_write_file(ready, "");
+		pause();
+		_exit(0);
+	}
+	for (int i = 0; i < 3000 && access(ready, F_OK) != 0; i++)
+		usleep(10000);
+	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", "NVINTERPOSE_PATH=", NULL };
+	struct test_run run = inspect(env, "--json --pid=%d /bin/true", (int)pid);
+	struct test_run text = inspect(env, "--pid=%d /bin/true", (int)pid);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	ck_assert_msg(access(ready, F_OK) == 0, "the probe did not start");
+	ck_assert_msg(test_contains(run.output, test_format("\"origins\":[\"%s/z\",\"%s/a\",\"%s/m\"]", root, root, root)) &&
+		      test_contains(run.output, "\"origin_order\":\"load\",\"origin_order_problem\":null"), "%.3000s", run.output);
+	ck_assert_msg(test_contains(text.output, test_format("origins %s/z, %s/a, %s/m (from process %d, in the order it loaded them)", root, root, root, (int)pid)),
+		      "%.3000s", text.output);
+}
+END_TEST
+
+/* ---- run-time dependents ------------------------------------------------------------------------ */
+
+/* An NVRTC-like libnvrtc.so.77 (no RUNPATH) in the CUDA 13 wheel layout, site-packages/nvidia/cu13/lib,
+   that asks for libnvrtc-builtins.so.77.0 by bare name when it compiles. No real package ships
+   those names, so no ld.so.cache can answer. */
+struct cu13_wheel {
+	char *root, *lib, *nvrtc;
+};
+
+static struct cu13_wheel make_cu13_wheel(void)
+{
+	struct cu13_wheel w;
+	w.root = test_tmpdir();
+	w.lib = test_format("%s/site-packages/nvidia/cu13/lib", w.root);
+	test_mkdirs(w.lib);
+	w.nvrtc = test_format("%s/libnvrtc.so.77", w.lib);
+	test_build_library("nvrtc_like.c", w.nvrtc, "libnvrtc.so.77", "-DBUILTINS='\"libnvrtc-builtins.so.77.0\"'");
+	return w;
+}
+
+static char *builtins_in(const char *folder, int value)
+{
+	char *path = test_format("%s/libnvrtc-builtins.so.77.0", test_mkdirs(folder));
+	test_build_library("value.c", path, "libnvrtc-builtins.so.77.0", test_format("-DVALUE=%d", value));
+	return path;
+}
+
+/* What the real loader does when the NVRTC-like library compiles (its dlopen of the builtins). */
+static struct test_run compile_with(const char *const *env, const char *nvrtc)
+{
+	return test_probe(env, test_format("call '%s' nvrtc_like_compile", nvrtc));
+}
+
+START_TEST(test_a_missing_required_run_time_dependent_is_a_miss)
+{
+	struct cu13_wheel w = make_cu13_wheel();
+	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", "NVINTERPOSE_PATH=", NULL };
+	/* Nowhere: named by its family's pattern, every folder its dlopen would search listed. */
+	struct test_run run = inspect(env, "--json '%s'", w.nvrtc);
+	ck_assert_msg(run.status == 1, "%d: %s", run.status, run.output);
+	ck_assert_msg(test_contains(run.output, "\"runtime\":[{\"name\":\"libnvrtc-builtins.so*\",\"path\":null,\"how\":\"not_found\",\"family\":\"nvrtc-builtins\",\"object\":null,\"required\":true,\"looked\":["),
+		      "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "\"how\":\"default\",\"result\":\"no nvrtc-builtins file\""), "%s", run.output);
+	ck_assert_msg(json_document(run.output), "%s", run.output);
+	run = inspect(env, "'%s'", w.nvrtc);
+	ck_assert_msg(run.status == 1 && test_contains(run.output, "libnvrtc-builtins.so* not found (nvrtc-builtins; run time, required)") &&
+		      test_contains(run.output, "1 dependency not found"), "%d: %s", run.status, run.output);
+	/* Beside NVRTC it is still not found: NVRTC has no RUNPATH, and its dlopen does not search its
+	   own folder. The real loader agrees: the compile fails. */
+	builtins_in(w.lib, 42);
+	run = inspect(env, "--json '%s'", w.nvrtc);
+	ck_assert_msg(run.status == 1, "%d: %s", run.status, run.output);
+	ck_assert_msg(test_contains(run.output, "{\"name\":\"libnvrtc-builtins.so.77.0\",\"path\":null,\"how\":\"not_found\",\"family\":\"nvrtc-builtins\",\"object\":null,\"required\":true,\"looked\":["),
+		      "%s", run.output);
+	struct test_run real = compile_with(env, w.nvrtc);
+	ck_assert_msg(test_contains(real.output, "failed to open libnvrtc-builtins.so.77.0"), "%s", real.output);
+	/* The what-if: the runtime supplies it from NVRTC's folder, and with the runtime the compile works. */
+	run = inspect(env, "--policy=fallback '%s'", w.nvrtc);
+	ck_assert_msg(run.status == 0, "%d: %s", run.status, run.output);
+	ck_assert_msg(test_contains(run.output, test_format("libnvrtc-builtins.so.77.0 => %s/libnvrtc-builtins.so.77.0 [registered_origin] nvrtc-builtins (run time, required) <- the runtime loads it first",
+							 w.lib)), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("  supply %s/libnvrtc-builtins.so.77.0 (registered_origin) for %s's dlopen of libnvrtc-builtins.so.77.0",
+							 w.lib, w.nvrtc)), "%s", run.output);
+	const char *preloaded[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", "NVINTERPOSE_PATH=", standin_preload(), NULL };
+	real = compile_with(preloaded, w.nvrtc);
+	ck_assert_msg(test_contains(real.output, "42"), "%s", real.output);
+}
+END_TEST
+
+START_TEST(test_a_run_time_dependent_found_elsewhere_is_a_mixed_origin)
+{
+	/* The builtins only in another installation on LD_LIBRARY_PATH: found there, as the real loader
+	   finds them, and named as a mix under the default policy too. */
+	struct cu13_wheel w = make_cu13_wheel();
+	char *other = builtins_in(test_format("%s/toolkit/lib64", w.root), 7);
+	builtins_in(w.lib, 42);
+	const char *env[] = { "LD_PRELOAD=", test_format("LD_LIBRARY_PATH=%s/toolkit/lib64", w.root), "NVINTERPOSE_PATH=", NULL };
+	struct test_run run = inspect(env, "--json '%s'", w.nvrtc);
+	ck_assert_msg(run.status == 0, "%d: %s", run.status, run.output);
+	ck_assert_msg(test_contains(run.output, test_format("{\"name\":\"libnvrtc-builtins.so.77.0\",\"path\":\"%s\",\"how\":\"ld_library_path\",\"family\":\"nvrtc-builtins\",\"object\":",
+							 other)), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("{\"kind\":\"mixed-origin\",\"library\":\"%s\",\"dependency\":\"libnvrtc-builtins.so.77.0\",\"got\":\"%s\",\"own\":\"%s/libnvrtc-builtins.so.77.0\",\"how\":\"ld_library_path\",\"run_time\":true,\"text\":\"mixed origins: ",
+							 w.nvrtc, other, w.lib)), "%s", run.output);
+	struct test_run real = compile_with(env, w.nvrtc);
+	ck_assert_msg(test_contains(real.output, "= 7") || test_contains(real.output, " 7\n"), "%s", real.output);
+	run = inspect(env, "'%s'", w.nvrtc);
+	ck_assert_msg(test_contains(run.output, "warning: mixed origins: ") && test_contains(run.output, "at run time from") &&
+		      test_contains(run.output, "the runtime's default policy, fallback, keeps the loader's choice; the coherent policy would take it"),
+		      "%s", run.output);
+	/* The coherent what-if takes the wheel's own copy. */
+	run = inspect(env, "--json --policy=coherent '%s'", w.nvrtc);
+	ck_assert_msg(test_contains(run.output, test_format("\"path\":\"%s/libnvrtc-builtins.so.77.0\",\"how\":\"registered_origin\",\"family\":\"nvrtc-builtins\",\"object\":", w.lib)) &&
+		      test_contains(run.output, test_format("\"action\":\"coherent\",\"instead_of\":\"%s\"", other)), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_a_missing_optional_run_time_dependent_is_shown_and_not_a_miss)
+{
+	/* A cuDNN-like libcudnn.so.77 (RUNPATH $ORIGIN) whose graph library is beside it; the ops, cnn
+	   and adv libraries, which it loads only when they are used, are not. */
+	char *root = test_tmpdir();
+	char *lib = test_format("%s/site-packages/nvidia/cudnn/lib", root);
+	test_mkdirs(lib);
+	char *cudnn = test_format("%s/libcudnn.so.77", lib);
+	test_build_library("value.c", cudnn, "libcudnn.so.77", "-Wl,--enable-new-dtags,-rpath,'$ORIGIN'");
+	char *graph = test_format("%s/libcudnn_graph.so.77", lib);
+	test_build_library("value.c", graph, "libcudnn_graph.so.77", "");
+	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", "NVINTERPOSE_PATH=", NULL };
+	struct test_run run = inspect(env, "--json '%s'", cudnn);
+	ck_assert_msg(run.status == 0, "%d: %s", run.status, run.output);
+	ck_assert_msg(test_contains(run.output, test_format("{\"name\":\"libcudnn_graph.so.77\",\"path\":\"%s\",\"how\":\"runpath\",\"family\":\"cudnn_graph\",\"object\":", graph)) &&
+		      test_contains(run.output, "\"required\":true}"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "{\"name\":\"libcudnn_ops.so*\",\"path\":null,\"how\":\"not_found\",\"family\":\"cudnn_ops\",\"object\":null,\"required\":false,"),
+		      "%s", run.output);
+	/* (and the graph library's own optional ones, but NVRTC, which this host may hold) */
+	ck_assert_msg(test_contains(run.output, "\"missing\":0,\"optional_missing\":"), "%.3000s", run.output);
+	run = inspect(env, "'%s'", cudnn);
+	ck_assert_msg(run.status == 0 && test_contains(run.output, "libcudnn_adv.so* not found (cudnn_adv; run time, optional)") &&
+		      test_contains(run.output, "optional run-time dependents not found") && !test_contains(run.output, "dependency not found"),
+		      "%d: %.3000s", run.status, run.output);
+	/* The graph library is required. */
+	unlink(graph);
+	run = inspect(env, "'%s'", cudnn);
+	ck_assert_msg(run.status == 1 && test_contains(run.output, "libcudnn_graph.so* not found (cudnn_graph; run time, required)"), "%d: %s",
+		      run.status, run.output);
+}
+END_TEST
+
+/* ---- what the text shows ------------------------------------------------------------------------- */
+
+START_TEST(test_system_libraries_are_folded_unless_all)
+{
+	struct two_copies t = make_two_copies("--enable-new-dtags");
+	test_build_library("needer.c", t.file, "libroot.so", test_format("-Wl,--no-as-needed '%s' -Wl,--enable-new-dtags,-rpath,%s/a", t.in_a, t.root));
+	struct test_run run = inspect(t.env, "'%s'", t.file);
+	ck_assert_msg(run.status == 0, "%d: %s", run.status, run.output);
+	ck_assert_msg(test_contains(run.output, "libleaf.so.1 => ") && !test_contains(run.output, "libc.so.6 => ") &&
+		      test_contains(run.output, "system libraries folded (") && test_contains(run.output, "libc.so.6") &&
+		      test_contains(run.output, "--all shows them"), "%s", run.output);
+	run = inspect(t.env, "--all '%s'", t.file);
+	ck_assert_msg(run.status == 0 && test_contains(run.output, "libc.so.6 => ") && !test_contains(run.output, "folded"), "%s", run.output);
+	/* JSON holds every object, each marked. */
+	run = inspect(t.env, "--json '%s'", t.file);
+	ck_assert_msg(test_contains(run.output, "\"soname\":\"libc.so.6\",\"family\":null,") && test_contains(run.output, "\"system\":true"),
+		      "%s", run.output);
+	/* A missing system library is never folded. */
+	char *root = test_tmpdir();
+	char *file = test_format("%s/root.so", root);
+	test_build_library("value.c", file, "libroot.so", "-Wl,--no-as-needed -Wl,-z,nodefaultlib");
+	const char *env[] = { "LD_LIBRARY_PATH=", "LD_PRELOAD=", NULL };
+	run = inspect(env, "'%s'", file);
+	ck_assert_msg(run.status == 1 && test_contains(run.output, "libc.so.6 not found"), "%d: %s", run.status, run.output);
+}
+END_TEST
+
+START_TEST(test_max_depth_limits_the_tree_shown_not_the_answer)
+{
+	/* root -> libmid.so.1 -> libleaf.so.1 (RPATH chain); libmid also needs a library that is gone. */
+	char *root = test_tmpdir();
+	char *leaf = leaf_in(test_format("%s/a", root), 1);
+	char *gone = test_format("%s/a/libgone.so.1", root);
+	test_build_library("value.c", gone, "libgone.so.1", "-DVALUE_SYMBOL=gone_value");
+	char *mid = test_format("%s/a/libmid.so.1", root);
+	test_build_library("needer.c", mid, "libmid.so.1", test_format("-Wl,--no-as-needed '%s' '%s'", leaf, gone));
+	char *file = test_format("%s/root.so", root);
+	test_build_library("needer.c", file, "libroot.so",
+			   test_format("-DNEEDED_SYMBOL=needer_value -DNEEDER_SYMBOL=root_value '%s' -Wl,--disable-new-dtags,-rpath,%s/a", mid, root));
+	unlink(gone);
+	const char *env[] = { "LD_LIBRARY_PATH=", "LD_PRELOAD=", NULL };
+	struct test_run run = inspect(env, "--max-depth=1 '%s'", file);
+	ck_assert_msg(run.status == 1, "%d: %s", run.status, run.output);
+	ck_assert_msg(test_contains(run.output, "libmid.so.1 => ") && test_contains(run.output, "(2 more below --max-depth)") &&
+		      !test_contains(run.output, "libleaf.so.1 => "), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("below --max-depth 1: libgone.so.1 not found, needed by %s", mid)) &&
+		      test_contains(run.output, "1 dependency not found"), "%s", run.output);
+	run = inspect(env, "--max-depth=2 '%s'", file);
+	ck_assert_msg(test_contains(run.output, "libleaf.so.1 => ") && !test_contains(run.output, "below --max-depth"), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_usage_errors_have_one_shape)
+{
+	const char *env[] = { "LD_PRELOAD=", NULL };
+	struct { const char *args; const char *says; } rows[] = {
+		{ "--families extra", "unexpected argument 'extra': --families takes no FILE" },
+		{ "--scan /bin/sh", "unexpected argument '/bin/sh': --scan takes no FILE" },
+		{ "--families --dot", "--families writes text or --json, not --dot" },
+		{ "--families --policy=off", "--families takes only --json" },
+		{ "--python=python3 /bin/sh", "--python goes with --scan" },
+		{ "--max-depth=0 /bin/sh", "--max-depth '0': not a number of levels" },
+		{ "--max-depth=two /bin/sh", "--max-depth 'two': not a number of levels" },
+		{ "--max-objects=-1 /bin/sh", "--max-objects '-1': not a number of objects" },
+		{ "--json=yes /bin/sh", "option '--json' takes no value" },
+		{ "-x /bin/sh", "unknown option '-x'" },
+		{ "--bogus /bin/sh", "unknown option '--bogus'" },
+		{ "--cache", "option '--cache' needs a value" },
+		{ "--policy=Sometimes /bin/sh", "--policy 'Sometimes': not one of fallback, coherent, off" },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct test_run run = inspect(env, "%s", rows[i].args);
+		ck_assert_msg(run.status == 2, "'%s': status %d:\n%s", rows[i].args, run.status, run.output);
+		ck_assert_msg(strncmp(run.output, "nvinterpose-inspect: ", 21) == 0 && test_contains(run.output, rows[i].says) &&
+			      test_contains(run.output, "\nTry 'nvinterpose-inspect --help' for more information.\n") &&
+			      test_count(run.output, "\n") == 2, "'%s':\n%s", rows[i].args, run.output);
+	}
+	/* GNU rules: --opt=value and --opt value alike, options after the files, -- ends them, -V and -h. */
+	struct test_run run = inspect(env, "--all /bin/sh --policy=Coherent --max-depth 1");
+	ck_assert_msg(run.status == 0 && test_contains(run.output, "what-if, policy coherent"), "%d: %s", run.status, run.output);
+	run = inspect(env, "-V");
+	ck_assert_msg(run.status == 0 && strncmp(run.output, "nvinterpose-inspect ", 20) == 0, "%s", run.output);
+	run = inspect(env, "-h");
+	ck_assert_msg(run.status == 0 && test_contains(run.output, "Exit status: 0 ") && test_contains(run.output, " 3 when a tree was cut"),
+		      "%s", run.output);
+	run = inspect(env, "-- --json");
+	ck_assert_msg(run.status == 2 && test_contains(run.output, "nvinterpose-inspect: --json: "), "%d: %s", run.status, run.output);
+}
+END_TEST
+
+START_TEST(test_families_show_both_wheel_layouts)
+{
+	const char *env[] = { "LD_PRELOAD=", NULL };
+	struct test_run run = inspect(env, "--families");
+	ck_assert_int_eq(run.status, 0);
+	char *nvrtc = strstr(run.output, "\nnvrtc ");
+	ck_assert_ptr_nonnull(nvrtc);
+	*strchr(nvrtc + 1, '\n') = '\0';
+	ck_assert_msg(test_contains(nvrtc, "nvidia/cuda_nvrtc/lib") && test_contains(nvrtc, "nvidia/cu13/lib") &&
+		      test_contains(nvrtc, "loads nvrtc-builtins"), "%s", nvrtc);
+	run = inspect(env, "--families");
+	char *cudnn = strstr(run.output, "\ncudnn ");
+	*strchr(cudnn + 1, '\n') = '\0';
+	ck_assert_msg(test_count(cudnn, "nvidia/cudnn/lib") == 2 && test_contains(cudnn, "loads cudnn_graph, and when used cudnn_ops"),
+		      "%s", cudnn);
+	run = inspect(env, "--families --json");
+	ck_assert_msg(test_contains(run.output, "{\"family\":\"nvrtc\",\"linux_stem\":\"libnvrtc\",\"windows_prefix\":\"nvrtc64_\",\"wheel_folder\":\"nvidia/cuda_nvrtc/lib\",\"cu13_wheel_folder\":\"nvidia/cu13/lib\",\"needed\":\"\",\"runtime\":[{\"family\":\"nvrtc-builtins\",\"required\":true}]"),
+		      "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "\"family\":\"cusolverMg\"") &&
+		      test_contains(run.output, "\"cu13_wheel_folder\":\"nvidia/cu13/lib\",\"needed\":\"nvJitLink cublas cublasLt\""), "%s", run.output);
+	ck_assert_msg(json_document(run.output), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_a_cache_that_cannot_be_read_is_said_in_text_mode)
+{
+	struct two_copies t = make_two_copies("--enable-new-dtags");
+	struct test_run run = inspect(t.env, "--cache=/nonexistent/ld.so.cache '%s'", t.file);
+	ck_assert_msg(run.status == 0, "%d: %s", run.status, run.output);
+	ck_assert_msg(test_contains(run.output, "nvinterpose-inspect: warning: --cache: /nonexistent/ld.so.cache: No such file or directory; the loader's cache step is left out"),
+		      "%s", run.output);
+	run = inspect(t.env, "--cache=none '%s'", t.file);
+	ck_assert_msg(run.status == 0 && !test_contains(run.output, "warning"), "%s", run.output);
+}
+END_TEST
+
+/* ---- bounds ----------------------------------------------------------------------------------------- */
+
+/* count libraries ROOT/libring00000.so.77 ... each needing the next, the last the first, built from
+   one compiled template whose two names are rewritten in place (names of one length: the ELF file
+   stays valid), since compiling thousands would take minutes. RUNPATH $ORIGIN: each finds the next. */
+static char *make_ring(size_t count)
+{
+	char *root = test_tmpdir();
+	char *stub = test_format("%s/stub.so", root), *template = test_format("%s/template.so", root);
+	test_build_library("value.c", stub, "libring00001.so.77", "-DVALUE_SYMBOL=stub_value");
+	test_build_library("value.c", template, "libring00000.so.77",
+			   test_format("-nostdlib -s -Wl,-z,noseparate-code -Wl,--build-id=none -Wl,--no-as-needed '%s' -Wl,--enable-new-dtags,-rpath,'$ORIGIN'", stub));
+	size_t size;
+	FILE *f = fopen(template, "rb");
+	ck_assert_ptr_nonnull(f);
+	char *bytes = test_read_stream(f, &size);
+	const size_t name_length = strlen("libring00000.so.77");
+	for (size_t i = 0; i < count; i++) {
+		char own[32], next[32];
+		snprintf(own, sizeof(own), "libring%05zu.so.77", i);
+		snprintf(next, sizeof(next), "libring%05zu.so.77", (i + 1) % count);
+		char *copy = malloc(size);
+		memcpy(copy, bytes, size);
+		size_t replaced = 0;
+		for (size_t k = 0; k + name_length <= size; k++) {
+			if (memcmp(bytes + k, "libring0000", 11) != 0 || (bytes[k + 11] != '0' && bytes[k + 11] != '1') ||
+			    memcmp(bytes + k + 12, ".so.77", 6) != 0)
+				continue;
+			memcpy(copy + k, bytes[k + 11] == '0' ? own : next, name_length);
+			replaced++;
+		}
+		ck_assert_uint_ge(replaced, 2);
+		f = fopen(test_format("%s/%s", root, own), "wb");
+		ck_assert_ptr_nonnull(f);
+		ck_assert_uint_eq(fwrite(copy, 1, size, f), size);
+		fclose(f);
+		free(copy);
+	}
+	free(bytes);
+	unlink(stub);
+	unlink(template);
+	return root;
+}
+
+static size_t longest_line(const char *text)
+{
+	size_t longest = 0;
+	for (const char *s = text; *s;) {
+		size_t n = strcspn(s, "\n");
+		if (n > longest)
+			longest = n;
+		s += n + (s[n] == '\n');
+	}
+	return longest;
+}
+
+START_TEST(test_json_of_a_chain_of_1000_objects_is_flat)
+{
+	/* One file whose tree is a chain of 1,000 distinct objects: the document is as deep as for one. */
+	char *root = make_ring(1000);
+	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", NULL };
+	struct test_run run = inspect(env, "--json '%s/libring00000.so.77'", root);
+	ck_assert_msg(run.status == 0, "%d: %.2000s", run.status, run.output);
+	ck_assert_uint_ge(test_count(run.output, "{\"id\":"), 1000);
+	/* The checker here refuses documents nested deeper than 200; Python's json refused the nested one. */
+	ck_assert_msg(json_document(run.output), "not one flat JSON document: %.2000s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("{\"name\":\"libring00000.so.77\",\"path\":\"%s/libring00000.so.77\",\"how\":\"already_loaded\",\"family\":null,\"object\":0}", root)),
+		      "%.2000s", run.output);
+	const char *which[] = { "/bin/sh", "-c", "command -v python3", NULL };
+	if (test_run(which, NULL, 30).status == 0) {
+		char *command = test_format("'%s' --json '%s/libring00000.so.77' | python3 -c 'import json, sys; d = json.load(sys.stdin); print(len(d[\"files\"][0][\"objects\"]))'",
+					    test_setting("NVI_INSPECT"), root);
+		const char *argv[] = { "/bin/sh", "-c", command, NULL };
+		struct test_run parsed = test_run(argv, env, 60);
+		ck_assert_msg(parsed.status == 0 && atoi(parsed.output) >= 1000, "python's json: %d: %.2000s", parsed.status, parsed.output);
+	}
+}
+END_TEST
+
+START_TEST(test_text_grows_with_the_objects_not_with_the_depth)
+{
+	/* A chain 1,000 deep and one 2,000 deep: twice the objects, about twice the text, and no line
+	   indented past the 16 levels after which a subtree continues in a block of its own. */
+	char *small = make_ring(1000), *large = make_ring(2000);
+	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", NULL };
+	struct test_run a = inspect(env, "'%s/libring00000.so.77'", small);
+	struct test_run b = inspect(env, "'%s/libring00000.so.77'", large);
+	ck_assert_msg(a.status == 0 && b.status == 0, "%d %d: %.2000s", a.status, b.status, b.output);
+	size_t length_a = strlen(a.output), length_b = strlen(b.output);
+	ck_assert_msg(length_b < 3 * length_a, "%zu bytes for 1,000 objects, %zu for 2,000", length_a, length_b);
+	ck_assert_msg(length_b < 2000 * 300, "%zu bytes for 2,000 objects", length_b);
+	size_t limit = strlen(large) + 200 + 16 * strlen("│   ");
+	ck_assert_msg(longest_line(b.output) < limit, "a line of %zu bytes", longest_line(b.output));
+	/* Every object is shown once: the deep ones in their continuation blocks. */
+	ck_assert_msg(test_contains(b.output, "(continued below as #") && test_contains(b.output, ", continued:\n"), "%.2000s", b.output);
+	ck_assert_uint_eq(test_count(b.output, ".so.77 [runpath]"), 1999);
+	ck_assert_uint_eq(test_count(b.output, "libring00000.so.77 => "), 1); /* the ring closes on the root */
+}
+END_TEST
+
+START_TEST(test_a_cut_tree_says_so_and_exits_3)
+{
+	char *root = make_ring(300);
+	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", NULL };
+	struct test_run run = inspect(env, "--max-objects=100 '%s/libring00000.so.77'", root);
+	ck_assert_msg(run.status == 3, "%d: %.3000s", run.status, run.output);
+	ck_assert_msg(test_contains(run.output, " not followed: the bound of objects was reached") &&
+		      test_contains(run.output, "warning: the tree reached its bound of 100 objects (--max-objects)") &&
+		      !test_contains(run.output, "not found"), "%.3000s", run.output);
+	run = inspect(env, "--json --max-objects=100 '%s/libring00000.so.77'", root);
+	ck_assert_msg(run.status == 3 && test_contains(run.output, "\"cut\":true,\"status\":3}") &&
+		      test_contains(run.output, "\"missing\":0,\"optional_missing\":0,\"cut\":true") && test_contains(run.output, "\"not_followed\":true}") &&
+		      test_contains(run.output, "{\"kind\":\"cut\","), "%d: %.3000s", run.status, run.output);
+	/* A missing dependency before the cut is the stronger answer: 1. */
+	unlink(test_format("%s/libring00050.so.77", root));
+	run = inspect(env, "--max-objects=100 '%s/libring00000.so.77' '%s/libring00051.so.77'", root, root);
+	ck_assert_msg(run.status == 1 && test_contains(run.output, "libring00050.so.77 not found"), "%d: %.3000s", run.status, run.output);
+}
+END_TEST
+
+START_TEST(test_a_ring_of_10000_files_each_10000_deep_is_bounded)
+{
+	/* Every file of a ring of 10,000 inspected at once: each tree is 10,000 deep. Each is cut at its
+	   bound, the run at its own, and the output stays in megabytes (it was 53 GB in 300 s). */
+	char *root = make_ring(10000);
+	const char **argv = calloc(10000 + 2, sizeof(char *));
+	argv[0] = test_setting("NVI_INSPECT");
+	for (size_t i = 0; i < 10000; i++)
+		argv[1 + i] = test_format("%s/libring%05zu.so.77", root, i);
+	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", NULL };
+	struct timespec start, end;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	struct test_run run = test_run(argv, env, 240);
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	double seconds = (double)(end.tv_sec - start.tv_sec) + (double)(end.tv_nsec - start.tv_nsec) / 1e9;
+	size_t length = strlen(run.output);
+	printf("a ring of 10,000 files: %.1f s, %zu bytes of text\n", seconds, length);
+	ck_assert_msg(run.status == 3, "status %d (137: it ran past its time): %.2000s", run.status, run.output);
+	ck_assert_msg(length < (64u << 20), "%zu bytes", length);
+	ck_assert_msg(test_contains(run.output, "warning: this run reached its bound of 262144 objects in all"), "%.2000s", run.output + length - 2000);
+	ck_assert_uint_eq(test_count(run.output, ": ELF64 "), 10000);
+	free(run.output);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *suite = suite_create("inspect");
@@ -912,6 +1351,19 @@ int main(void)
 	tcase_add_test(tc, test_what_if_the_runtime_supplies_the_wheel_sibling);
 	tcase_add_test(tc, test_mixed_origins_get_a_warning_and_coherent_fixes_them);
 	tcase_add_test(tc, test_what_if_reads_the_origins_of_a_running_process);
+	tcase_add_test(tc, test_what_if_takes_a_processs_origins_in_the_order_it_loaded_them);
+	tcase_add_test(tc, test_a_missing_required_run_time_dependent_is_a_miss);
+	tcase_add_test(tc, test_a_run_time_dependent_found_elsewhere_is_a_mixed_origin);
+	tcase_add_test(tc, test_a_missing_optional_run_time_dependent_is_shown_and_not_a_miss);
+	tcase_add_test(tc, test_system_libraries_are_folded_unless_all);
+	tcase_add_test(tc, test_max_depth_limits_the_tree_shown_not_the_answer);
+	tcase_add_test(tc, test_usage_errors_have_one_shape);
+	tcase_add_test(tc, test_families_show_both_wheel_layouts);
+	tcase_add_test(tc, test_a_cache_that_cannot_be_read_is_said_in_text_mode);
+	tcase_add_test(tc, test_json_of_a_chain_of_1000_objects_is_flat);
+	tcase_add_test(tc, test_text_grows_with_the_objects_not_with_the_depth);
+	tcase_add_test(tc, test_a_cut_tree_says_so_and_exits_3);
+	tcase_add_test(tc, test_a_ring_of_10000_files_each_10000_deep_is_bounded);
 	suite_add_tcase(suite, tc);
 	return test_main(suite);
 }

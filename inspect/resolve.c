@@ -629,8 +629,8 @@ static void resolve_dependency(const struct resolver *r, struct tree *tree, stru
 
 /* The file name a run-time dependent is looked up by. The table names only its family, so the
    name is that of a file of the family where it would be met: already loaded, in the asker's
-   folder, along the asker's dlopen search (its folders, ld.so.cache's names) and, for the what-if,
-   in the runtime's places; the fit rule (libnames_dependent_fit: same .alt-ness, the asker's major
+   folder, along the asker's dlopen search (its folders, ld.so.cache's names), among the names the
+   caller knows (--scan: every copy it found) and, for the what-if, in the runtime's places; the fit rule (libnames_dependent_fit: same .alt-ness, the asker's major
    first) ranks them, then where it was met, first met first. */
 struct dependent_choice {
 	const struct resolver *resolver;
@@ -703,6 +703,7 @@ static char *choose_dependent_name(const struct resolver *r, const struct tree *
 	}
 	consider_folder(&choice, asker->origin, 1);
 	loader_search_order(LOADER_BARE_NAME, model_of(r, (struct object *)asker), process, consider_loader_folder, &choice);
+	consider_names(&choice, r->known_names, 0);
 	if (r->what_if && r->what_if->policy != POLICY_OFF) {
 		for (size_t i = 0; i < r->what_if->origin_count; i++)
 			consider_folder(&choice, r->what_if->origins[i], 0);

@@ -16,6 +16,7 @@ struct resolver {
 	const char *cache_path;
 	const struct what_if *what_if; /* NULL: the loader alone */
 	struct family_files *family_files; /* where run-time dependents are named from */
+	const struct family_names *known_names; /* more names to choose from (--scan: every copy found), or NULL */
 	size_t max_objects;            /* a tree's bound (0: none) */
 	size_t run_max_objects;        /* the run's bound, for messages */
 	size_t *run_objects_left;      /* what is left of it (NULL: no bound), taken by each tree */

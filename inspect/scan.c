@@ -876,6 +876,16 @@ int scan_run(const struct scan_request *request, FILE *out)
 	free(sorted);
 	count_installations(&scan);
 
+	/* A run-time dependent is named from the copies found anywhere here, not only where its asker
+	   looks: a missing one is then named as the file its asker would want. */
+	struct family_names known = { 0 };
+	known.names = calloc(scan.library_count + 1, sizeof(char *));
+	known.families = calloc(scan.library_count + 1, sizeof(int));
+	for (size_t i = 0; known.names && known.families && i < scan.library_count; i++) {
+		known.names[known.count] = scan.libraries[i].name;
+		known.families[known.count++] = scan.libraries[i].family;
+	}
+	request->resolver->known_names = &known;
 	for (size_t i = 0; i < scan.library_count; i++) {
 		const struct library *l = &scan.libraries[i];
 		if (l->family < 0 || libnames_is_driver(l->family))
@@ -883,6 +893,9 @@ int scan_run(const struct scan_request *request, FILE *out)
 		for (size_t k = 0; k < l->copy_count; k++)
 			predict(&scan, &scan.copies[l->copies[k]]);
 	}
+	request->resolver->known_names = NULL;
+	free(known.names);
+	free(known.families);
 	size_t counted = 0;
 	for (size_t i = 0; i < scan.finding_count; i++)
 		counted += scan.findings[i].kind != FINDING_CUT && (scan.findings[i].kind != FINDING_MISSING || scan.findings[i].required);

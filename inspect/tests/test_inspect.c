@@ -1174,6 +1174,144 @@ START_TEST(test_a_cache_that_cannot_be_read_is_said_in_text_mode)
 }
 END_TEST
 
+/* ---- the environment scan ----------------------------------------------------------------------- */
+
+/* Two installations of stand-ins (names no real package ships): a CUDA 13 wheel layout in
+   ROOT/venv/site-packages/nvidia/cu13/lib (NVRTC-like libnvrtc.so.77 without its builtins, a
+   cusparse-like libcusparse.so.77 with RUNPATH $ORIGIN, libnvJitLink.so.77; a RECORD naming NVRTC's
+   wheel version) and a toolkit in ROOT/toolkit/lib64 (the builtins, another nvJitLink, NVRTC as
+   libnvrtc.so.77.0.5 with its SONAME link). */
+struct environment {
+	char *root, *venv, *wheel, *toolkit;
+};
+
+static struct environment make_environment(void)
+{
+	struct environment e;
+	e.root = test_tmpdir();
+	e.venv = test_format("%s/venv/site-packages", e.root);
+	e.wheel = test_format("%s/nvidia/cu13/lib", e.venv);
+	e.toolkit = test_format("%s/toolkit/lib64", e.root);
+	test_mkdirs(e.wheel);
+	test_mkdirs(e.toolkit);
+	test_build_library("nvrtc_like.c", test_format("%s/libnvrtc.so.77", e.wheel), "libnvrtc.so.77", "-DBUILTINS='\"libnvrtc-builtins.so.77.0\"'");
+	test_build_library("value.c", test_format("%s/libnvJitLink.so.77", e.wheel), "libnvJitLink.so.77", "-DVALUE_SYMBOL=nvjitlink_value");
+	test_build_library("needer.c", test_format("%s/libcusparse.so.77", e.wheel), "libcusparse.so.77",
+			   test_format("-DNEEDED_SYMBOL=nvjitlink_value '%s/libnvJitLink.so.77' -Wl,--enable-new-dtags,-rpath,'$ORIGIN'", e.wheel));
+	test_mkdirs(test_format("%s/nvidia_cuda_nvrtc-77.0.1.dist-info", e.venv));
+	test_write_file(test_format("%s/nvidia_cuda_nvrtc-77.0.1.dist-info/RECORD", e.venv),
+			"nvidia/cu13/lib/libnvrtc.so.77,sha256=x,1\nnvidia_cuda_nvrtc-77.0.1.dist-info/RECORD,,\n");
+	builtins_in(e.toolkit, 13);
+	test_build_library("value.c", test_format("%s/libnvJitLink.so.77", e.toolkit), "libnvJitLink.so.77", "-DVALUE_SYMBOL=nvjitlink_value -DVALUE=2");
+	test_build_library("nvrtc_like.c", test_format("%s/libnvrtc.so.77.0.5", e.toolkit), "libnvrtc.so.77", "-DBUILTINS='\"libnvrtc-builtins.so.77.0\"'");
+	ck_assert_int_eq(symlink("libnvrtc.so.77.0.5", test_format("%s/libnvrtc.so.77", e.toolkit)), 0);
+	return e;
+}
+
+static bool have_python3(void)
+{
+	const char *which[] = { "/bin/sh", "-c", "command -v python3", NULL };
+	return test_run(which, NULL, 30).status == 0;
+}
+
+START_TEST(test_scan_groups_every_copy_and_names_the_mixes)
+{
+	if (!have_python3())
+		return; /* the site-packages come from a python: Debian's python3 */
+	struct environment e = make_environment();
+	const char *env[] = { "LD_PRELOAD=", test_format("LD_LIBRARY_PATH=%s", e.toolkit), test_format("PYTHONPATH=%s", e.venv),
+			      test_format("CUDA_HOME=%s/toolkit", e.root), "CUDA_PATH=", "CONDA_PREFIX=", "NVINTERPOSE_PATH=", NULL };
+	struct test_run run = inspect(env, "--scan --json --cache=none");
+	ck_assert_msg(run.status == 1, "%d: %.4000s", run.status, run.output);
+	ck_assert_msg(json_document(run.output), "%.4000s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("{\"kind\":\"site-packages\",\"folder\":\"%s\",\"note\":null,\"copies\":3}", e.venv)) &&
+		      test_contains(run.output, test_format("{\"kind\":\"CUDA_HOME\",\"folder\":\"%s\",\"note\":null,\"copies\":3}", e.toolkit)) &&
+		      test_contains(run.output, "{\"kind\":\"CONDA_PREFIX\",\"folder\":null,\"note\":\"not set\",\"copies\":0}"), "%.4000s", run.output);
+	/* Grouped by the name the loader asks for, each copy once however it is reached, with versions. */
+	ck_assert_msg(test_contains(run.output, "{\"name\":\"libnvJitLink.so.77\",\"family\":\"nvJitLink\",\"installations\":2,\"duplicate\":true,\"copies\":["),
+		      "%.4000s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("{\"path\":\"%s/libnvJitLink.so.77\",\"real_path\":\"%s/libnvJitLink.so.77\",\"version\":null,\"version_from\":null,\"installation\":\"%s/nvidia\",\"found_in\":[\"site-packages\"]",
+							 e.wheel, e.wheel, e.venv)), "%.4000s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("\"found_in\":[\"CUDA_HOME\",\"LD_LIBRARY_PATH\"],\"names\":[\"%s/libnvJitLink.so.77\"]", e.toolkit)),
+		      "%.4000s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("{\"path\":\"%s/libnvrtc.so.77\",\"real_path\":\"%s/libnvrtc.so.77\",\"version\":\"77.0.1\",\"version_from\":\"nvidia_cuda_nvrtc RECORD\"",
+							 e.wheel, e.wheel)) &&
+		      test_contains(run.output, test_format("{\"path\":\"%s/libnvrtc.so.77\",\"real_path\":\"%s/libnvrtc.so.77.0.5\",\"version\":\"77.0.5\",\"version_from\":\"file name\"",
+							 e.toolkit, e.toolkit)), "%.4000s", run.output);
+	/* The mixes, as the real loader makes them: the wheel's cusparse takes the toolkit's nvJitLink
+	   through LD_LIBRARY_PATH, and the wheel's NVRTC the toolkit's builtins. */
+	ck_assert_msg(test_contains(run.output, test_format("{\"kind\":\"mixed-origin\",\"library\":\"%s/libcusparse.so.77\",\"dependency\":\"libnvJitLink.so.77\",\"got\":\"%s/libnvJitLink.so.77\",\"own\":\"%s/libnvJitLink.so.77\",\"how\":\"ld_library_path\",\"run_time\":false,\"required\":true,",
+							 e.wheel, e.toolkit, e.wheel)) &&
+		      test_contains(run.output, test_format("\"hint\":\"LD_LIBRARY_PATH names %s before the library's own folder", e.toolkit)),
+		      "%.4000s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("{\"kind\":\"mixed-origin\",\"library\":\"%s/libnvrtc.so.77\",\"dependency\":\"libnvrtc-builtins.so.77.0\",\"got\":\"%s/libnvrtc-builtins.so.77.0\",\"own\":null,\"how\":\"ld_library_path\",\"run_time\":true,",
+							 e.wheel, e.toolkit)) &&
+		      test_contains(run.output, "\"hint\":\"its own installation holds no libnvrtc-builtins.so.77.0: install the matching component beside it"),
+		      "%.4000s", run.output);
+	struct test_run real = test_probe(env, test_format("open '%s/libcusparse.so.77' maps libnvJitLink", e.wheel));
+	ck_assert_msg(test_contains(real.output, test_format("maps: %s/libnvJitLink.so.77", e.toolkit)), "%s", real.output);
+	/* For a person: one block a library, the duplicates flagged, a hint under each finding. */
+	run = inspect(env, "--scan --cache=none");
+	ck_assert_msg(run.status == 1 && test_contains(run.output, "libnvJitLink.so.77 (nvJitLink): 2 copies in 2 installations") &&
+		      test_contains(run.output, test_format("  77.0.5       %s/libnvrtc.so.77 [CUDA_HOME, LD_LIBRARY_PATH] -> %s/libnvrtc.so.77.0.5", e.toolkit, e.toolkit)) &&
+		      test_contains(run.output, "    hint: ") && test_contains(run.output, "2 findings"), "%d: %.4000s", run.status, run.output);
+}
+END_TEST
+
+START_TEST(test_scan_hints_where_a_missing_dependency_lies)
+{
+	if (!have_python3())
+		return;
+	struct environment e = make_environment();
+	/* Without LD_LIBRARY_PATH nothing mixes, but the wheel's NVRTC finds no builtins: the toolkit has
+	   a copy, which NVINTERPOSE_PATH would reach. */
+	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", test_format("PYTHONPATH=%s", e.venv), test_format("CUDA_HOME=%s/toolkit", e.root),
+			      "CUDA_PATH=", "CONDA_PREFIX=", "NVINTERPOSE_PATH=", NULL };
+	struct test_run run = inspect(env, "--scan --json --cache=none");
+	ck_assert_msg(run.status == 1, "%d: %.4000s", run.status, run.output);
+	ck_assert_msg(test_contains(run.output, test_format("{\"kind\":\"missing\",\"library\":\"%s/libnvrtc.so.77\",\"dependency\":\"libnvrtc-builtins.so.77.0\",\"got\":null,\"own\":null,\"how\":\"not_found\",\"run_time\":true,\"required\":true,",
+							 e.wheel)) &&
+		      test_contains(run.output, test_format("\"hint\":\"a copy of nvrtc-builtins lies in %s: run under nvinterpose with NVINTERPOSE_PATH=%s", e.toolkit, e.toolkit)) &&
+		      !test_contains(run.output, "mixed-origin"), "%.4000s", run.output);
+	/* The toolkit's own NVRTC finds nothing either (no RUNPATH): the runtime would find it beside it. */
+	ck_assert_msg(test_contains(run.output, test_format("\"library\":\"%s/libnvrtc.so.77\",\"dependency\":\"libnvrtc-builtins.so.77.0\"", e.toolkit)) &&
+		      test_contains(run.output, test_format("\"hint\":\"run under nvinterpose (nvinterpose-run): it finds %s/libnvrtc-builtins.so.77.0", e.toolkit)),
+		      "%.4000s", run.output);
+	/* A python that cannot run is said, and the rest is scanned. */
+	run = inspect(env, "--scan --json --cache=none --python=/nonexistent/python3");
+	ck_assert_msg(test_contains(run.output, "\"python_problem\":\"/nonexistent/python3: No such file or directory\"") &&
+		      test_contains(run.output, test_format("{\"kind\":\"CUDA_HOME\",\"folder\":\"%s\"", e.toolkit)), "%.4000s", run.output);
+}
+END_TEST
+
+START_TEST(test_scan_reads_the_copies_ld_so_cache_lists)
+{
+	/* A cache made by ldconfig for the toolkit's folder: the copies it lists are scanned, and the
+	   wheel's NVRTC takes the toolkit's builtins through it (the mix seen on real machines). */
+	if (!have_python3())
+		return;
+	struct environment e = make_environment();
+	char *conf = test_format("%s/ld.so.conf", e.root), *cache = test_format("%s/ld.so.cache", e.root);
+	test_write_file(conf, test_format("%s\n", e.toolkit));
+	char *command = test_format("{ /sbin/ldconfig -X -C '%s' -f '%s' || ldconfig -X -C '%s' -f '%s'; } 2>&1", cache, conf, cache, conf);
+	const char *argv[] = { "/bin/sh", "-c", command, NULL };
+	struct test_run made = test_run(argv, NULL, 120);
+	if (made.status != 0)
+		return; /* no ldconfig here */
+	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", test_format("PYTHONPATH=%s", e.venv), "CUDA_HOME=", "CUDA_PATH=", "CONDA_PREFIX=",
+			      "NVINTERPOSE_PATH=", NULL };
+	struct test_run run = inspect(env, "--scan --json --cache='%s'", cache);
+	ck_assert_msg(test_contains(run.output, test_format("\"found_in\":[\"ld.so.cache\"],\"names\":[\"%s/libnvrtc-builtins.so.77.0\"]", e.toolkit)),
+		      "%.4000s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("\"library\":\"%s/libnvrtc.so.77\",\"dependency\":\"libnvrtc-builtins.so.77.0\",\"got\":\"%s/libnvrtc-builtins.so.77.0\",\"own\":null,\"how\":\"cache\",\"run_time\":true",
+							 e.wheel, e.toolkit)), "%.4000s", run.output);
+	/* and the tree of that NVRTC says the same, under the default policy */
+	run = inspect(env, "--cache='%s' '%s/libnvrtc.so.77'", cache, e.wheel);
+	ck_assert_msg(run.status == 0 && test_contains(run.output, test_format("warning: mixed origins: %s/libnvrtc.so.77 (nvrtc) gets libnvrtc-builtins.so.77.0 at run time from %s/libnvrtc-builtins.so.77.0 (cache)",
+										e.wheel, e.toolkit)), "%d: %.4000s", run.status, run.output);
+}
+END_TEST
+
 /* ---- bounds ----------------------------------------------------------------------------------------- */
 
 /* count libraries ROOT/libring00000.so.77 ... each needing the next, the last the first, built from
@@ -1360,6 +1498,9 @@ int main(void)
 	tcase_add_test(tc, test_usage_errors_have_one_shape);
 	tcase_add_test(tc, test_families_show_both_wheel_layouts);
 	tcase_add_test(tc, test_a_cache_that_cannot_be_read_is_said_in_text_mode);
+	tcase_add_test(tc, test_scan_groups_every_copy_and_names_the_mixes);
+	tcase_add_test(tc, test_scan_hints_where_a_missing_dependency_lies);
+	tcase_add_test(tc, test_scan_reads_the_copies_ld_so_cache_lists);
 	tcase_add_test(tc, test_json_of_a_chain_of_1000_objects_is_flat);
 	tcase_add_test(tc, test_text_grows_with_the_objects_not_with_the_depth);
 	tcase_add_test(tc, test_a_cut_tree_says_so_and_exits_3);

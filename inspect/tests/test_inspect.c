@@ -959,30 +959,30 @@ START_TEST(test_a_missing_required_run_time_dependent_is_a_miss)
 	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", "NVINTERPOSE_PATH=", NULL };
 	/* Nowhere: named by its family's pattern, every folder its dlopen would search listed. */
 	struct test_run run = inspect(env, "--json '%s'", w.nvrtc);
-	ck_assert_msg(run.status == 1, "%d: %s", run.status, run.output);
+	ck_assert_msg(run.status == 1, "%d: %.3000s", run.status, run.output);
 	ck_assert_msg(test_contains(run.output, "\"runtime\":[{\"name\":\"libnvrtc-builtins.so*\",\"path\":null,\"how\":\"not_found\",\"family\":\"nvrtc-builtins\",\"object\":null,\"required\":true,\"looked\":["),
-		      "%s", run.output);
-	ck_assert_msg(test_contains(run.output, "\"how\":\"default\",\"result\":\"no nvrtc-builtins file\""), "%s", run.output);
-	ck_assert_msg(json_document(run.output), "%s", run.output);
+		      "%.3000s", run.output);
+	ck_assert_msg(test_contains(run.output, "\"how\":\"default\",\"result\":\"no nvrtc-builtins file\""), "%.3000s", run.output);
+	ck_assert_msg(json_document(run.output), "%.3000s", run.output);
 	run = inspect(env, "'%s'", w.nvrtc);
 	ck_assert_msg(run.status == 1 && test_contains(run.output, "libnvrtc-builtins.so* not found (nvrtc-builtins; run time, required)") &&
-		      test_contains(run.output, "1 dependency not found"), "%d: %s", run.status, run.output);
+		      test_contains(run.output, "1 dependency not found"), "%d: %.3000s", run.status, run.output);
 	/* Beside NVRTC it is still not found: NVRTC has no RUNPATH, and its dlopen does not search its
 	   own folder. The real loader agrees: the compile fails. */
 	builtins_in(w.lib, 42);
 	run = inspect(env, "--json '%s'", w.nvrtc);
-	ck_assert_msg(run.status == 1, "%d: %s", run.status, run.output);
+	ck_assert_msg(run.status == 1, "%d: %.3000s", run.status, run.output);
 	ck_assert_msg(test_contains(run.output, "{\"name\":\"libnvrtc-builtins.so.77.0\",\"path\":null,\"how\":\"not_found\",\"family\":\"nvrtc-builtins\",\"object\":null,\"required\":true,\"looked\":["),
-		      "%s", run.output);
+		      "%.3000s", run.output);
 	struct test_run real = compile_with(env, w.nvrtc);
 	ck_assert_msg(test_contains(real.output, "failed to open libnvrtc-builtins.so.77.0"), "%s", real.output);
 	/* The what-if: the runtime supplies it from NVRTC's folder, and with the runtime the compile works. */
 	run = inspect(env, "--policy=fallback '%s'", w.nvrtc);
-	ck_assert_msg(run.status == 0, "%d: %s", run.status, run.output);
+	ck_assert_msg(run.status == 0, "%d: %.3000s", run.status, run.output);
 	ck_assert_msg(test_contains(run.output, test_format("libnvrtc-builtins.so.77.0 => %s/libnvrtc-builtins.so.77.0 [registered_origin] nvrtc-builtins (run time, required) <- the runtime loads it first",
-							 w.lib)), "%s", run.output);
+							 w.lib)), "%.3000s", run.output);
 	ck_assert_msg(test_contains(run.output, test_format("  supply %s/libnvrtc-builtins.so.77.0 (registered_origin) for %s's dlopen of libnvrtc-builtins.so.77.0",
-							 w.lib, w.nvrtc)), "%s", run.output);
+							 w.lib, w.nvrtc)), "%.3000s", run.output);
 	const char *preloaded[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", "NVINTERPOSE_PATH=", standin_preload(), NULL };
 	real = compile_with(preloaded, w.nvrtc);
 	ck_assert_msg(test_contains(real.output, "42"), "%s", real.output);
@@ -998,21 +998,21 @@ START_TEST(test_a_run_time_dependent_found_elsewhere_is_a_mixed_origin)
 	builtins_in(w.lib, 42);
 	const char *env[] = { "LD_PRELOAD=", test_format("LD_LIBRARY_PATH=%s/toolkit/lib64", w.root), "NVINTERPOSE_PATH=", NULL };
 	struct test_run run = inspect(env, "--json '%s'", w.nvrtc);
-	ck_assert_msg(run.status == 0, "%d: %s", run.status, run.output);
+	ck_assert_msg(run.status == 0, "%d: %.3000s", run.status, run.output);
 	ck_assert_msg(test_contains(run.output, test_format("{\"name\":\"libnvrtc-builtins.so.77.0\",\"path\":\"%s\",\"how\":\"ld_library_path\",\"family\":\"nvrtc-builtins\",\"object\":",
-							 other)), "%s", run.output);
+							 other)), "%.3000s", run.output);
 	ck_assert_msg(test_contains(run.output, test_format("{\"kind\":\"mixed-origin\",\"library\":\"%s\",\"dependency\":\"libnvrtc-builtins.so.77.0\",\"got\":\"%s\",\"own\":\"%s/libnvrtc-builtins.so.77.0\",\"how\":\"ld_library_path\",\"run_time\":true,\"text\":\"mixed origins: ",
-							 w.nvrtc, other, w.lib)), "%s", run.output);
+							 w.nvrtc, other, w.lib)), "%.3000s", run.output);
 	struct test_run real = compile_with(env, w.nvrtc);
 	ck_assert_msg(test_contains(real.output, "= 7") || test_contains(real.output, " 7\n"), "%s", real.output);
 	run = inspect(env, "'%s'", w.nvrtc);
 	ck_assert_msg(test_contains(run.output, "warning: mixed origins: ") && test_contains(run.output, "at run time from") &&
 		      test_contains(run.output, "the runtime's default policy, fallback, keeps the loader's choice; the coherent policy would take it"),
-		      "%s", run.output);
+		      "%.3000s", run.output);
 	/* The coherent what-if takes the wheel's own copy. */
 	run = inspect(env, "--json --policy=coherent '%s'", w.nvrtc);
 	ck_assert_msg(test_contains(run.output, test_format("\"path\":\"%s/libnvrtc-builtins.so.77.0\",\"how\":\"registered_origin\",\"family\":\"nvrtc-builtins\",\"object\":", w.lib)) &&
-		      test_contains(run.output, test_format("\"action\":\"coherent\",\"instead_of\":\"%s\"", other)), "%s", run.output);
+		      test_contains(run.output, test_format("\"action\":\"coherent\",\"instead_of\":\"%s\"", other)), "%.3000s", run.output);
 }
 END_TEST
 
@@ -1029,11 +1029,11 @@ START_TEST(test_a_missing_optional_run_time_dependent_is_shown_and_not_a_miss)
 	test_build_library("value.c", graph, "libcudnn_graph.so.77", "");
 	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", "NVINTERPOSE_PATH=", NULL };
 	struct test_run run = inspect(env, "--json '%s'", cudnn);
-	ck_assert_msg(run.status == 0, "%d: %s", run.status, run.output);
+	ck_assert_msg(run.status == 0, "%d: %.3000s", run.status, run.output);
 	ck_assert_msg(test_contains(run.output, test_format("{\"name\":\"libcudnn_graph.so.77\",\"path\":\"%s\",\"how\":\"runpath\",\"family\":\"cudnn_graph\",\"object\":", graph)) &&
-		      test_contains(run.output, "\"required\":true}"), "%s", run.output);
+		      test_contains(run.output, "\"required\":true}"), "%.3000s", run.output);
 	ck_assert_msg(test_contains(run.output, "{\"name\":\"libcudnn_ops.so*\",\"path\":null,\"how\":\"not_found\",\"family\":\"cudnn_ops\",\"object\":null,\"required\":false,"),
-		      "%s", run.output);
+		      "%.3000s", run.output);
 	/* (and the graph library's own optional ones, but NVRTC, which this host may hold) */
 	ck_assert_msg(test_contains(run.output, "\"missing\":0,\"optional_missing\":"), "%.3000s", run.output);
 	run = inspect(env, "'%s'", cudnn);
@@ -1055,23 +1055,23 @@ START_TEST(test_system_libraries_are_folded_unless_all)
 	struct two_copies t = make_two_copies("--enable-new-dtags");
 	test_build_library("needer.c", t.file, "libroot.so", test_format("-Wl,--no-as-needed '%s' -Wl,--enable-new-dtags,-rpath,%s/a", t.in_a, t.root));
 	struct test_run run = inspect(t.env, "'%s'", t.file);
-	ck_assert_msg(run.status == 0, "%d: %s", run.status, run.output);
+	ck_assert_msg(run.status == 0, "%d: %.3000s", run.status, run.output);
 	ck_assert_msg(test_contains(run.output, "libleaf.so.1 => ") && !test_contains(run.output, "libc.so.6 => ") &&
 		      test_contains(run.output, "system libraries folded (") && test_contains(run.output, "libc.so.6") &&
-		      test_contains(run.output, "--all shows them"), "%s", run.output);
+		      test_contains(run.output, "--all shows them"), "%.3000s", run.output);
 	run = inspect(t.env, "--all '%s'", t.file);
-	ck_assert_msg(run.status == 0 && test_contains(run.output, "libc.so.6 => ") && !test_contains(run.output, "folded"), "%s", run.output);
+	ck_assert_msg(run.status == 0 && test_contains(run.output, "libc.so.6 => ") && !test_contains(run.output, "folded"), "%.3000s", run.output);
 	/* JSON holds every object, each marked. */
 	run = inspect(t.env, "--json '%s'", t.file);
 	ck_assert_msg(test_contains(run.output, "\"soname\":\"libc.so.6\",\"family\":null,") && test_contains(run.output, "\"system\":true"),
-		      "%s", run.output);
+		      "%.3000s", run.output);
 	/* A missing system library is never folded. */
 	char *root = test_tmpdir();
 	char *file = test_format("%s/root.so", root);
 	test_build_library("value.c", file, "libroot.so", "-Wl,--no-as-needed -Wl,-z,nodefaultlib");
 	const char *env[] = { "LD_LIBRARY_PATH=", "LD_PRELOAD=", NULL };
 	run = inspect(env, "'%s'", file);
-	ck_assert_msg(run.status == 1 && test_contains(run.output, "libc.so.6 not found"), "%d: %s", run.status, run.output);
+	ck_assert_msg(run.status == 1 && test_contains(run.output, "libc.so.6 not found"), "%d: %.3000s", run.status, run.output);
 }
 END_TEST
 
@@ -1090,13 +1090,13 @@ START_TEST(test_max_depth_limits_the_tree_shown_not_the_answer)
 	unlink(gone);
 	const char *env[] = { "LD_LIBRARY_PATH=", "LD_PRELOAD=", NULL };
 	struct test_run run = inspect(env, "--max-depth=1 '%s'", file);
-	ck_assert_msg(run.status == 1, "%d: %s", run.status, run.output);
+	ck_assert_msg(run.status == 1, "%d: %.3000s", run.status, run.output);
 	ck_assert_msg(test_contains(run.output, "libmid.so.1 => ") && test_contains(run.output, "(2 more below --max-depth)") &&
-		      !test_contains(run.output, "libleaf.so.1 => "), "%s", run.output);
+		      !test_contains(run.output, "libleaf.so.1 => "), "%.3000s", run.output);
 	ck_assert_msg(test_contains(run.output, test_format("below --max-depth 1: libgone.so.1 not found, needed by %s", mid)) &&
-		      test_contains(run.output, "1 dependency not found"), "%s", run.output);
+		      test_contains(run.output, "1 dependency not found"), "%.3000s", run.output);
 	run = inspect(env, "--max-depth=2 '%s'", file);
-	ck_assert_msg(test_contains(run.output, "libleaf.so.1 => ") && !test_contains(run.output, "below --max-depth"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "libleaf.so.1 => ") && !test_contains(run.output, "below --max-depth"), "%.3000s", run.output);
 }
 END_TEST
 
@@ -1127,14 +1127,14 @@ START_TEST(test_usage_errors_have_one_shape)
 	}
 	/* GNU rules: --opt=value and --opt value alike, options after the files, -- ends them, -V and -h. */
 	struct test_run run = inspect(env, "--all /bin/sh --policy=Coherent --max-depth 1");
-	ck_assert_msg(run.status == 0 && test_contains(run.output, "what-if, policy coherent"), "%d: %s", run.status, run.output);
+	ck_assert_msg(run.status == 0 && test_contains(run.output, "what-if, policy coherent"), "%d: %.3000s", run.status, run.output);
 	run = inspect(env, "-V");
-	ck_assert_msg(run.status == 0 && strncmp(run.output, "nvinterpose-inspect ", 20) == 0, "%s", run.output);
+	ck_assert_msg(run.status == 0 && strncmp(run.output, "nvinterpose-inspect ", 20) == 0, "%.3000s", run.output);
 	run = inspect(env, "-h");
 	ck_assert_msg(run.status == 0 && test_contains(run.output, "Exit status: 0 ") && test_contains(run.output, " 3 when a tree was cut"),
-		      "%s", run.output);
+		      "%.3000s", run.output);
 	run = inspect(env, "-- --json");
-	ck_assert_msg(run.status == 2 && test_contains(run.output, "nvinterpose-inspect: --json: "), "%d: %s", run.status, run.output);
+	ck_assert_msg(run.status == 2 && test_contains(run.output, "nvinterpose-inspect: --json: "), "%d: %.3000s", run.status, run.output);
 }
 END_TEST
 
@@ -1155,10 +1155,10 @@ START_TEST(test_families_show_both_wheel_layouts)
 		      "%s", cudnn);
 	run = inspect(env, "--families --json");
 	ck_assert_msg(test_contains(run.output, "{\"family\":\"nvrtc\",\"linux_stem\":\"libnvrtc\",\"windows_prefix\":\"nvrtc64_\",\"wheel_folder\":\"nvidia/cuda_nvrtc/lib\",\"cu13_wheel_folder\":\"nvidia/cu13/lib\",\"needed\":\"\",\"runtime\":[{\"family\":\"nvrtc-builtins\",\"required\":true}]"),
-		      "%s", run.output);
+		      "%.3000s", run.output);
 	ck_assert_msg(test_contains(run.output, "\"family\":\"cusolverMg\"") &&
-		      test_contains(run.output, "\"cu13_wheel_folder\":\"nvidia/cu13/lib\",\"needed\":\"nvJitLink cublas cublasLt\""), "%s", run.output);
-	ck_assert_msg(json_document(run.output), "%s", run.output);
+		      test_contains(run.output, "\"cu13_wheel_folder\":\"nvidia/cu13/lib\",\"needed\":\"nvJitLink cublas cublasLt\""), "%.3000s", run.output);
+	ck_assert_msg(json_document(run.output), "%.3000s", run.output);
 }
 END_TEST
 
@@ -1166,11 +1166,11 @@ START_TEST(test_a_cache_that_cannot_be_read_is_said_in_text_mode)
 {
 	struct two_copies t = make_two_copies("--enable-new-dtags");
 	struct test_run run = inspect(t.env, "--cache=/nonexistent/ld.so.cache '%s'", t.file);
-	ck_assert_msg(run.status == 0, "%d: %s", run.status, run.output);
+	ck_assert_msg(run.status == 0, "%d: %.3000s", run.status, run.output);
 	ck_assert_msg(test_contains(run.output, "nvinterpose-inspect: warning: --cache: /nonexistent/ld.so.cache: No such file or directory; the loader's cache step is left out"),
-		      "%s", run.output);
+		      "%.3000s", run.output);
 	run = inspect(t.env, "--cache=none '%s'", t.file);
-	ck_assert_msg(run.status == 0 && !test_contains(run.output, "warning"), "%s", run.output);
+	ck_assert_msg(run.status == 0 && !test_contains(run.output, "warning"), "%.3000s", run.output);
 }
 END_TEST
 

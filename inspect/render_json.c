@@ -2,6 +2,7 @@
    with an "id" (its index), its DT_NEEDED entries ("needed") and run-time dependents ("runtime"),
    each entry naming the object it resolved to by id: the document's depth is the same for any graph
    (README: the inspector's JSON). */
+#define _GNU_SOURCE /* fwrite_unlocked: the inspector has one thread */
 #include "render.h"
 
 #include "elf_names.h"
@@ -32,39 +33,59 @@ static size_t utf8_length(const unsigned char *s)
 void render_json_string(FILE *out, const char *s)
 {
 	if (!s) {
-		fputs("null", out);
+		fputs_unlocked("null", out);
 		return;
 	}
-	fputc('"', out);
+	fputc_unlocked('"', out);
 	for (const unsigned char *c = (const unsigned char *)s; *c;) {
-		if (*c == '"' || *c == '\\') {
-			fputc('\\', out);
-			fputc(*c++, out);
+		/* Plain ASCII, the whole of nearly every path, goes out in one write. */
+		size_t run = 0;
+		while (c[run] >= 0x20 && c[run] < 0x7f && c[run] != '"' && c[run] != '\\')
+			run++;
+		if (run) {
+			fwrite_unlocked(c, 1, run, out);
+			c += run;
+		} else if (*c == '"' || *c == '\\') {
+			fputc_unlocked('\\', out);
+			fputc_unlocked(*c++, out);
 		} else if (*c < 0x20 || *c == 0x7f) {
 			fprintf(out, "\\u%04x", *c++);
-		} else if (*c < 0x80) {
-			fputc(*c++, out);
 		} else {
 			/* A file's strings are bytes and a JSON document is UTF-8: a byte outside a valid
 			   sequence becomes U+FFFD. */
 			size_t n = utf8_length(c);
 			if (n) {
-				fwrite(c, 1, n, out);
+				fwrite_unlocked(c, 1, n, out);
 				c += n;
 			} else {
-				fputs("\\ufffd", out);
+				fputs_unlocked("\\ufffd", out);
 				c++;
 			}
 		}
 	}
-	fputc('"', out);
+	fputc_unlocked('"', out);
 }
 
 /* Starts a member of the object being written: the comma before all but the first, and its name. */
 static void member(FILE *out, bool *first, const char *name)
 {
-	fprintf(out, "%s\"%s\":", *first ? "" : ",", name);
+	if (!*first)
+		fputc_unlocked(',', out);
+	fputc_unlocked('"', out);
+	fputs_unlocked(name, out);
+	fputs_unlocked("\":", out);
 	*first = false;
+}
+
+/* A count, without printf's machinery: the document holds thousands. */
+static void number(FILE *out, size_t n)
+{
+	char digits[24];
+	size_t i = sizeof(digits);
+	do
+		digits[--i] = (char)('0' + n % 10);
+	while ((n /= 10) && i > 0);
+	fwrite_unlocked(digits + i, 1, sizeof(digits) - i, out);
 }
 
 static void string_member(FILE *out, bool *first, const char *name, const char *value)
@@ -76,18 +97,18 @@ static void string_member(FILE *out, bool *first, const char *name, const char *
 static void bool_member(FILE *out, bool *first, const char *name, bool value)
 {
 	member(out, first, name);
-	fputs(value ? "true" : "false", out);
+	fputs_unlocked(value ? "true" : "false", out);
 }
 
 static void string_array(FILE *out, char *const *strings, size_t count)
 {
-	fputc('[', out);
+	fputc_unlocked('[', out);
 	for (size_t i = 0; i < count; i++) {
 		if (i)
-			fputc(',', out);
+			fputc_unlocked(',', out);
 		render_json_string(out, strings[i]);
 	}
-	fputc(']', out);
+	fputc_unlocked(']', out);
 }
 
 static const char *family_name(int family) { return family >= 0 ? libnames[family].family : NULL; }
@@ -96,7 +117,7 @@ static void facts_object(FILE *out, const struct elf_facts *f)
 {
 	char machine[32];
 	bool first = true;
-	fputc('{', out);
+	fputc_unlocked('{', out);
 	string_member(out, &first, "class", elf_class_name(f->elf_class));
 	string_member(out, &first, "data", elf_data_name(f->data));
 	string_member(out, &first, "machine", elf_machine_name(f->machine, machine, sizeof(machine)));
@@ -110,36 +131,36 @@ static void facts_object(FILE *out, const struct elf_facts *f)
 	bool_member(out, &first, "nodeflib", f->nodeflib);
 	member(out, &first, "dt_needed");
 	string_array(out, f->needed, f->needed_count);
-	fputc('}', out);
+	fputc_unlocked('}', out);
 }
 
 static void attempts_array(FILE *out, const struct attempt *attempts, size_t count)
 {
-	fputc('[', out);
+	fputc_unlocked('[', out);
 	for (size_t i = 0; i < count; i++) {
 		bool first = true;
-		fputs(i ? ",{" : "{", out);
+		fputs_unlocked(i ? ",{" : "{", out);
 		string_member(out, &first, "path", attempts[i].path);
 		string_member(out, &first, "how", how_name(attempts[i].step));
 		string_member(out, &first, "result", attempts[i].result);
-		fputc('}', out);
+		fputc_unlocked('}', out);
 	}
-	fputc(']', out);
+	fputc_unlocked(']', out);
 }
 
 static void id_member(FILE *out, bool *first, const char *name, const struct object *object)
 {
 	member(out, first, name);
 	if (object)
-		fprintf(out, "%zu", object->index);
+		number(out, object->index);
 	else
-		fputs("null", out);
+		fputs_unlocked("null", out);
 }
 
 static void entry_object(FILE *out, const struct dependency *d)
 {
 	bool first = true;
-	fputc('{', out);
+	fputc_unlocked('{', out);
 	/* "name" then "path", always adjacent: a reader may match the pair as one string. */
 	string_member(out, &first, "name", d->name);
 	string_member(out, &first, "path", d->object ? d->object->path : d->path);
@@ -162,18 +183,18 @@ static void entry_object(FILE *out, const struct dependency *d)
 	}
 	if (d->not_followed)
 		bool_member(out, &first, "not_followed", true);
-	fputc('}', out);
+	fputc_unlocked('}', out);
 }
 
 static void entries(FILE *out, const struct dependency *list, size_t count)
 {
-	fputc('[', out);
+	fputc_unlocked('[', out);
 	for (size_t i = 0; i < count; i++) {
 		if (i)
-			fputc(',', out);
+			fputc_unlocked(',', out);
 		entry_object(out, &list[i]);
 	}
-	fputc(']', out);
+	fputc_unlocked(']', out);
 }
 
 static const char *object_kind(const struct tree *tree, const struct object *o)
@@ -184,9 +205,9 @@ static const char *object_kind(const struct tree *tree, const struct object *o)
 static void object_member(FILE *out, const struct tree *tree, const struct object *o)
 {
 	bool first = true;
-	fputc('{', out);
+	fputc_unlocked('{', out);
 	member(out, &first, "id");
-	fprintf(out, "%zu", o->index);
+	number(out, o->index);
 	string_member(out, &first, "path", o->path);
 	string_member(out, &first, "soname", o->facts ? o->facts->soname : NULL);
 	string_member(out, &first, "family", family_name(o->family));
@@ -194,19 +215,19 @@ static void object_member(FILE *out, const struct tree *tree, const struct objec
 	string_member(out, &first, "kind", object_kind(tree, o));
 	id_member(out, &first, "loaded_by", o->loader);
 	member(out, &first, "depth");
-	fprintf(out, "%zu", o->depth);
+	number(out, o->depth);
 	bool_member(out, &first, "system", o->system);
 	member(out, &first, "needed");
 	entries(out, o->needed, o->needed_count);
 	member(out, &first, "runtime");
 	entries(out, o->runtime, o->runtime_count);
-	fputc('}', out);
+	fputc_unlocked('}', out);
 }
 
 static void runtime_actions(FILE *out, const struct tree *tree)
 {
 	bool any = false;
-	fputc('[', out);
+	fputc_unlocked('[', out);
 	for (size_t i = 0; i < tree->object_count; i++) {
 		const struct object *o = tree->objects[i];
 		for (size_t k = 0; k < o->needed_count + o->runtime_count; k++) {
@@ -214,7 +235,7 @@ static void runtime_actions(FILE *out, const struct tree *tree)
 			bool first = true;
 			if (d->action == RUNTIME_NONE)
 				continue;
-			fputs(any ? ",{" : "{", out);
+			fputs_unlocked(any ? ",{" : "{", out);
 			any = true;
 			string_member(out, &first, "name", d->name);
 			id_member(out, &first, "needed_by", o);
@@ -223,19 +244,19 @@ static void runtime_actions(FILE *out, const struct tree *tree)
 			string_member(out, &first, "how", how_name(d->how));
 			string_member(out, &first, "instead_of", d->loader_path);
 			bool_member(out, &first, "run_time", d->run_time);
-			fputc('}', out);
+			fputc_unlocked('}', out);
 		}
 	}
-	fputc(']', out);
+	fputc_unlocked(']', out);
 }
 
 static void warnings_array(FILE *out, const struct tree *tree)
 {
-	fputc('[', out);
+	fputc_unlocked('[', out);
 	for (size_t i = 0; i < tree->warning_count; i++) {
 		const struct warning *w = &tree->warnings[i];
 		bool first = true;
-		fputs(i ? ",{" : "{", out);
+		fputs_unlocked(i ? ",{" : "{", out);
 		string_member(out, &first, "kind", warning_kind_name(w->kind));
 		string_member(out, &first, "library", w->library);
 		string_member(out, &first, "dependency", w->dependency);
@@ -244,9 +265,9 @@ static void warnings_array(FILE *out, const struct tree *tree)
 		string_member(out, &first, "how", w->kind == WARNING_MIXED_ORIGIN ? how_name(w->how) : NULL);
 		bool_member(out, &first, "run_time", w->run_time);
 		string_member(out, &first, "text", w->text);
-		fputc('}', out);
+		fputc_unlocked('}', out);
 	}
-	fputc(']', out);
+	fputc_unlocked(']', out);
 }
 
 void render_json_begin(struct render_context *context)
@@ -254,13 +275,13 @@ void render_json_begin(struct render_context *context)
 	FILE *out = context->out;
 	const struct loader_host *host = context->host;
 	bool first = true, inner = true;
-	fputc('{', out);
+	fputc_unlocked('{', out);
 	string_member(out, &first, "inspector", "nvinterpose-inspect");
 	string_member(out, &first, "version", NVI_VERSION);
 	member(out, &first, "schema");
-	fputs("2", out);
+	fputs_unlocked("2", out);
 	member(out, &first, "loader");
-	fputc('{', out);
+	fputc_unlocked('{', out);
 	string_member(out, &inner, "interpreter", host->interpreter);
 	member(out, &inner, "default_folders");
 	string_array(out, host->default_dirs, host->default_count);
@@ -269,12 +290,12 @@ void render_json_begin(struct render_context *context)
 	string_member(out, &inner, "cache_problem", context->cache_problem);
 	string_member(out, &inner, "lib", host->lib);
 	string_member(out, &inner, "platform", host->platform);
-	fputc('}', out);
+	fputc_unlocked('}', out);
 	member(out, &first, "what_if");
 	if (context->what_if) {
 		const struct what_if *w = context->what_if;
 		inner = true;
-		fputc('{', out);
+		fputc_unlocked('{', out);
 		string_member(out, &inner, "policy", config_policy_name(w->policy));
 		member(out, &inner, "origins");
 		string_array(out, w->origins, w->origin_count);
@@ -282,18 +303,18 @@ void render_json_begin(struct render_context *context)
 		if (w->pid)
 			fprintf(out, "%d", w->pid);
 		else
-			fputs("null", out);
+			fputs_unlocked("null", out);
 		/* --pid: the origins in the order the process loaded them, or (when its list of loaded
 		   objects cannot be read) in the order of its mappings. */
 		string_member(out, &inner, "origin_order", !w->pid ? NULL : w->order_problem[0] ? "address" : "load");
 		string_member(out, &inner, "origin_order_problem", w->pid && w->order_problem[0] ? w->order_problem : NULL);
 		string_member(out, &inner, "nvinterpose_path", context->nvinterpose_path);
-		fputc('}', out);
+		fputc_unlocked('}', out);
 	} else {
-		fputs("null", out);
+		fputs_unlocked("null", out);
 	}
 	member(out, &first, "files");
-	fputc('[', out);
+	fputc_unlocked('[', out);
 }
 
 void render_json_file(struct render_context *context, const struct tree *tree, const char *error)
@@ -301,25 +322,25 @@ void render_json_file(struct render_context *context, const struct tree *tree, c
 	FILE *out = context->out;
 	bool first = true;
 	bool resolved = tree->root && !error;
-	fputs(context->file_index ? ",{" : "{", out);
+	fputs_unlocked(context->file_index ? ",{" : "{", out);
 	string_member(out, &first, "file", tree->file);
 	string_member(out, &first, "error", error);
 	member(out, &first, "elf");
 	if (tree->root)
 		facts_object(out, tree->root->facts);
 	else
-		fputs("null", out);
+		fputs_unlocked("null", out);
 	string_member(out, &first, "family", tree->root ? family_name(tree->root->family) : NULL);
 	string_member(out, &first, "origin", resolved ? tree->root->origin : NULL);
 	id_member(out, &first, "root", resolved ? tree->root : NULL);
 	member(out, &first, "objects");
-	fputc('[', out);
+	fputc_unlocked('[', out);
 	for (size_t i = 0; resolved && i < tree->object_count; i++) {
 		if (i)
-			fputc(',', out);
+			fputc_unlocked(',', out);
 		object_member(out, tree, tree->objects[i]);
 	}
-	fputc(']', out);
+	fputc_unlocked(']', out);
 	member(out, &first, "missing");
 	fprintf(out, "%zu", tree->missing);
 	member(out, &first, "optional_missing");
@@ -331,18 +352,18 @@ void render_json_file(struct render_context *context, const struct tree *tree, c
 	warnings_array(out, tree);
 	member(out, &first, "notes");
 	string_array(out, tree->notes, tree->note_count);
-	fputc('}', out);
+	fputc_unlocked('}', out);
 }
 
 void render_json_end(struct render_context *context, size_t missing, int status)
 {
 	const struct loader_host *host = context->host;
 	/* The hwcaps subfolders are known only once a searched folder had a glibc-hwcaps subfolder. */
-	fputs("],\"glibc_hwcaps\":", context->out);
+	fputs_unlocked("],\"glibc_hwcaps\":", context->out);
 	if (host->hwcaps_knowledge == HWCAPS_KNOWN)
 		string_array(context->out, host->hwcaps, host->hwcaps_count);
 	else
-		fputs("null", context->out);
+		fputs_unlocked("null", context->out);
 	fprintf(context->out, ",\"missing\":%zu,\"cut\":%s,\"status\":%d}\n", missing, context->cut ? "true" : "false", status);
 }
 
@@ -368,7 +389,7 @@ static bool print_dependent(int family, bool required, void *arg)
 {
 	struct dependents_text *t = arg;
 	if (t->json) {
-		fputs(t->count++ ? ",{\"family\":" : "{\"family\":", t->out);
+		fputs_unlocked(t->count++ ? ",{\"family\":" : "{\"family\":", t->out);
 		render_json_string(t->out, libnames[family].family);
 		fprintf(t->out, ",\"required\":%s}", required ? "true" : "false");
 	} else if (required == t->required) {
@@ -383,11 +404,11 @@ void render_families(FILE *out, bool json)
 {
 	char cuda12[64], cuda13[64];
 	if (json) {
-		fputc('[', out);
+		fputc_unlocked('[', out);
 		for (size_t i = 0; i < libnames_count; i++) {
 			const struct libname_row *row = &libnames[i];
 			bool first = true;
-			fputs(i ? ",{" : "{", out);
+			fputs_unlocked(i ? ",{" : "{", out);
 			string_member(out, &first, "family", row->family);
 			string_member(out, &first, "linux_stem", row->linux_stem);
 			string_member(out, &first, "windows_prefix", row->windows_prefix);
@@ -397,13 +418,13 @@ void render_families(FILE *out, bool json)
 			string_member(out, &first, "cu13_wheel_folder", cuda13[0] ? cuda13 : NULL);
 			string_member(out, &first, "needed", row->needed);
 			member(out, &first, "runtime");
-			fputc('[', out);
+			fputc_unlocked('[', out);
 			libnames_foreach_dependent(row->runtime, print_dependent, &(struct dependents_text){ out, true, false, 0 });
-			fputc(']', out);
+			fputc_unlocked(']', out);
 			bool_member(out, &first, "driver", row->flags & LIBNAME_DRIVER);
-			fputc('}', out);
+			fputc_unlocked('}', out);
 		}
-		fputs("]\n", out);
+		fputs_unlocked("]\n", out);
 		return;
 	}
 	fprintf(out, "%-31s %-34s %-26s %-16s %s\n", "FAMILY", "LINUX NAME", "CUDA 12 WHEELS", "CUDA 13 WHEELS", "NEEDS; LOADS AT RUN TIME");
@@ -422,16 +443,16 @@ void render_families(FILE *out, bool json)
 		struct dependents_text optional = { NULL, false, false, 0 };
 		libnames_foreach_dependent(row->runtime, print_dependent, &optional);
 		if (row->runtime[0]) {
-			fputs(row->needed[0] ? "; loads " : " loads ", out);
+			fputs_unlocked(row->needed[0] ? "; loads " : " loads ", out);
 			struct dependents_text required = { out, false, true, 0 };
 			libnames_foreach_dependent(row->runtime, print_dependent, &required);
 			if (optional.count) {
-				fputs(required.count ? ", and when used " : "when used ", out);
+				fputs_unlocked(required.count ? ", and when used " : "when used ", out);
 				optional.out = out;
 				optional.count = 0;
 				libnames_foreach_dependent(row->runtime, print_dependent, &optional);
 			}
 		}
-		fputc('\n', out);
+		fputc_unlocked('\n', out);
 	}
 }

@@ -383,9 +383,23 @@ static void index_name(struct tree *tree, const char *name, struct object *objec
 		string_map_put(&tree->by_name, name, object);
 }
 
+/* "device:inode" in hex, written by hand: every object and every file found makes one. */
 static void inode_key(char *key, size_t size, dev_t device, ino_t inode)
 {
-	snprintf(key, size, "%llx:%llx", (unsigned long long)device, (unsigned long long)inode);
+	unsigned long long parts[2] = { (unsigned long long)device, (unsigned long long)inode };
+	size_t n = 0;
+	for (int p = 0; p < 2; p++) {
+		char digits[16];
+		size_t k = 0;
+		do
+			digits[k++] = "0123456789abcdef"[parts[p] & 15];
+		while ((parts[p] >>= 4) && k < sizeof(digits));
+		while (k && n + 2 < size)
+			key[n++] = digits[--k];
+		if (p == 0 && n + 2 < size)
+			key[n++] = ':';
+	}
+	key[n] = '\0';
 }
 
 /* Its file, for the loader's device-and-inode check (objects the inspector could not read have none). */

@@ -264,8 +264,11 @@ int libnames_dependent_fit(const struct libname_match *parent, int family, const
 	/* One component's libraries come from one release: NVRTC 13 asks for its builtins 13.0, cuDNN 9
 	   for its sub-libraries .9, never another major's. */
 	const char *own = libnames[parent->family].wheel_folder, *theirs = libnames[family].wheel_folder;
-	if (own[0] && strcmp(own, theirs) == 0)
+	if (own[0] && strcmp(own, theirs) == 0) {
+		if (libnames[family].flags & LIBNAME_UNVERSIONED)
+			return match.version[0] ? -1 : 2;
 		return same_major ? 2 : -1;
+	}
 	/* Another component's major says nothing: cuFFT 12 of CUDA 13 asks for NVRTC 13. */
 	return match.version[0] ? 1 : 0;
 }

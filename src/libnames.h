@@ -7,6 +7,7 @@
 enum libname_flags {
 	LIBNAME_DRIVER = 1 << 0, /* installed with the driver: recorded, never redirected */
 	LIBNAME_CU13 = 1 << 1,   /* a CUDA toolkit component: CUDA 13 wheels put it in nvidia/cu13/lib */
+	LIBNAME_UNVERSIONED = 1 << 2, /* its files have no version (libnvperf_host.so) */
 };
 
 struct libname_row {
@@ -55,8 +56,9 @@ bool libnames_foreach_dependent(const char *list, bool (*visit)(int family, bool
    matched as parent asks for: -1 when it cannot be (another family, the other .alt-ness, a
    hash-renamed copy, which nobody asks for by that name, or, for a dependent of the parent's own
    component (the same wheel folder: NVRTC's builtins, cuDNN's sub-libraries), another major than
-   the parent's), 2 for such a dependent of the parent's major; for another component's, 1 for a
-   versioned name, 0 for an unversioned one. */
+   the parent's, or any name but the unversioned one of a family whose files have none), 2 for
+   such a dependent of the parent's major (or unversioned, as its files are); for another
+   component's, 1 for a versioned name, 0 for an unversioned one. */
 int libnames_dependent_fit(const struct libname_match *parent, int family, const char *name);
 
 /* The part of a path after its last separator. */

@@ -263,6 +263,12 @@ START_TEST(test_dependent_fit_prefers_the_parents_major_and_alt_ness)
 	ck_assert_int_eq(libnames_dependent_fit(&nvrtc, builtins, "libnvrtc-builtins.so.12.9"), -1);
 	ck_assert_int_eq(libnames_dependent_fit(&nvrtc, builtins, "libnvrtc-builtins.so.130"), -1);
 	ck_assert_int_eq(libnames_dependent_fit(&nvrtc, builtins, "libnvrtc-builtins.so"), -1);
+	/* CUPTI's perf library has no version, and CUPTI asks for it so. */
+	struct libname_match cupti;
+	int perf = libnames_family_index("nvperf_host");
+	ck_assert_int_eq(libnames_match_linux("libcupti.so.13", &cupti), libnames_family_index("cupti"));
+	ck_assert_int_eq(libnames_dependent_fit(&cupti, perf, "libnvperf_host.so"), 2);
+	ck_assert_int_eq(libnames_dependent_fit(&cupti, perf, "libnvperf_host.so.13"), -1);
 	/* Another component's library may be of another major: cuFFT 12 (CUDA 13) asks for NVRTC 13. */
 	struct libname_match cufft;
 	int nvrtc_family = libnames_family_index("nvrtc");

@@ -920,6 +920,12 @@ START_TEST(test_what_if_takes_a_processs_origins_in_the_order_it_loaded_them)
 }
 END_TEST
 
+static bool have_python3(void)
+{
+	const char *which[] = { "/bin/sh", "-c", "command -v python3", NULL };
+	return test_run(which, NULL, 30).status == 0;
+}
+
 /* ---- run-time dependents ------------------------------------------------------------------------ */
 
 /* An NVRTC-like libnvrtc.so.77 (no RUNPATH) in the CUDA 13 wheel layout, site-packages/nvidia/cu13/lib,
@@ -1174,6 +1180,70 @@ START_TEST(test_a_cache_that_cannot_be_read_is_said_in_text_mode)
 }
 END_TEST
 
+/* The fields of every part of the document are the README's, and every id names an object of the
+   same file: checked by Python's json over a run with a what-if, a miss, run-time entries and a
+   mixed origin. */
+static const char schema_check[] =
+	"import json, sys\n"
+	"d = json.load(sys.stdin)\n"
+	"def same(what, keys, expected):\n"
+	"    if set(keys) != set(expected):\n"
+	"        sys.exit('%s: %s, not %s' % (what, sorted(keys), sorted(expected)))\n"
+	"same('document', d, ['inspector', 'version', 'schema', 'loader', 'what_if', 'files', 'glibc_hwcaps', 'missing', 'cut', 'status'])\n"
+	"same('loader', d['loader'], ['interpreter', 'default_folders', 'ld_library_path', 'cache', 'cache_problem', 'lib', 'platform'])\n"
+	"same('what_if', d['what_if'], ['policy', 'origins', 'pid', 'origin_order', 'origin_order_problem', 'nvinterpose_path'])\n"
+	"entry_always = {'name', 'path', 'how', 'family', 'object'}\n"
+	"entry_maybe = {'required', 'hwcaps', 'error', 'looked', 'passed_over', 'action', 'instead_of', 'not_followed'}\n"
+	"kinds = set()\n"
+	"for f in d['files']:\n"
+	"    same('file', f, ['file', 'error', 'elf', 'family', 'origin', 'root', 'objects', 'missing', 'optional_missing', 'cut', 'actions', 'warnings', 'notes'])\n"
+	"    objects = f['objects']\n"
+	"    for i, o in enumerate(objects):\n"
+	"        same('object', o, ['id', 'path', 'soname', 'family', 'origin', 'kind', 'loaded_by', 'depth', 'system', 'needed', 'runtime'])\n"
+	"        assert o['id'] == i, o\n"
+	"        assert o['loaded_by'] is None or 0 <= o['loaded_by'] < len(objects), o\n"
+	"        kinds.add(o['kind'])\n"
+	"        for e in o['needed'] + o['runtime']:\n"
+	"            if not entry_always <= set(e) or not set(e) <= entry_always | entry_maybe:\n"
+	"                sys.exit('entry: %s' % sorted(e))\n"
+	"            assert ('required' in e) == (e in o['runtime']), e\n"
+	"            assert e['object'] is None or objects[e['object']]['path'] == e['path'], e\n"
+	"            assert (e['path'] is None) == (e['object'] is None and not e.get('not_followed')), e\n"
+	"    for a in f['actions']:\n"
+	"        same('action', a, ['name', 'needed_by', 'action', 'path', 'how', 'instead_of', 'run_time'])\n"
+	"        assert 0 <= a['needed_by'] < len(objects), a\n"
+	"    for w in f['warnings']:\n"
+	"        same('warning', w, ['kind', 'library', 'dependency', 'got', 'own', 'how', 'run_time', 'text'])\n"
+	"        kinds.add('warning ' + w['kind'])\n"
+	"print(' '.join(sorted(kinds)))\n";
+
+START_TEST(test_json_fields_are_the_documented_ones)
+{
+	if (!have_python3())
+		return; /* Debian's python3 reads the document */
+	struct cu13_wheel w = make_cu13_wheel();
+	char *other = builtins_in(test_format("%s/toolkit/lib64", w.root), 7);
+	builtins_in(w.lib, 42);
+	struct wheel cusparse = make_wheel(false);
+	char *gone = test_format("%s/libgone.so.1", w.root);
+	test_build_library("value.c", gone, "libgone.so.1", "");
+	char *missing = test_format("%s/needs-gone.so", w.root);
+	test_build_library("needer.c", missing, "libneedsgone.so", test_format("'%s'", gone));
+	unlink(gone);
+	char *script = test_format("%s/check.py", w.root);
+	test_write_file(script, schema_check);
+	char *command = test_format("'%s' --json --policy=fallback --origin='%s' '%s' '%s' '%s' | python3 '%s'", test_setting("NVI_INSPECT"),
+				    cusparse.cusparse_folder, w.nvrtc, cusparse.cusparse, missing, script);
+	const char *argv[] = { "/bin/sh", "-c", command, NULL };
+	const char *env[] = { "LD_PRELOAD=", test_format("LD_LIBRARY_PATH=%s", test_format("%s/toolkit/lib64", w.root)), "NVINTERPOSE_PATH=", NULL };
+	struct test_run run = test_run(argv, env, 60);
+	ck_assert_msg(run.status == 0, "%d: %.3000s", run.status, run.output);
+	/* and the run held every kind worth checking */
+	ck_assert_msg(test_contains(run.output, "interpreter needed root run_time") && test_contains(run.output, "warning mixed-origin"), "%s (%s)", run.output,
+		      other);
+}
+END_TEST
+
 /* ---- the environment scan ----------------------------------------------------------------------- */
 
 /* Two installations of stand-ins (names no real package ships): a CUDA 13 wheel layout in
@@ -1206,12 +1276,6 @@ static struct environment make_environment(void)
 	test_build_library("nvrtc_like.c", test_format("%s/libnvrtc.so.77.0.5", e.toolkit), "libnvrtc.so.77", "-DBUILTINS='\"libnvrtc-builtins.so.77.0\"'");
 	ck_assert_int_eq(symlink("libnvrtc.so.77.0.5", test_format("%s/libnvrtc.so.77", e.toolkit)), 0);
 	return e;
-}
-
-static bool have_python3(void)
-{
-	const char *which[] = { "/bin/sh", "-c", "command -v python3", NULL };
-	return test_run(which, NULL, 30).status == 0;
 }
 
 START_TEST(test_scan_groups_every_copy_and_names_the_mixes)
@@ -1498,6 +1562,7 @@ int main(void)
 	tcase_add_test(tc, test_usage_errors_have_one_shape);
 	tcase_add_test(tc, test_families_show_both_wheel_layouts);
 	tcase_add_test(tc, test_a_cache_that_cannot_be_read_is_said_in_text_mode);
+	tcase_add_test(tc, test_json_fields_are_the_documented_ones);
 	tcase_add_test(tc, test_scan_groups_every_copy_and_names_the_mixes);
 	tcase_add_test(tc, test_scan_hints_where_a_missing_dependency_lies);
 	tcase_add_test(tc, test_scan_reads_the_copies_ld_so_cache_lists);

@@ -39,5 +39,8 @@ void render_families(FILE *out, bool json);
 
 /* Helpers the renderers share. */
 void render_json_string(FILE *out, const char *s); /* a JSON string, or null for NULL */
+/* Starts a member of the object being written: the comma before all but the first, and its name. */
+void render_json_member(FILE *out, bool *first, const char *name);
+void render_json_string_member(FILE *out, bool *first, const char *name, const char *value);
 /* What the runtime would do for a dependency, in words ("preload", "coherent"), or NULL. */
 const char *render_action_name(enum runtime_action action);

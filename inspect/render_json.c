@@ -66,8 +66,7 @@ void render_json_string(FILE *out, const char *s)
 	fputc_unlocked('"', out);
 }
 
-/* Starts a member of the object being written: the comma before all but the first, and its name. */
-static void member(FILE *out, bool *first, const char *name)
+void render_json_member(FILE *out, bool *first, const char *name)
 {
 	if (!*first)
 		fputc_unlocked(',', out);
@@ -88,15 +87,15 @@ static void number(FILE *out, size_t n)
 	fwrite_unlocked(digits + i, 1, sizeof(digits) - i, out);
 }
 
-static void string_member(FILE *out, bool *first, const char *name, const char *value)
+void render_json_string_member(FILE *out, bool *first, const char *name, const char *value)
 {
-	member(out, first, name);
+	render_json_member(out, first, name);
 	render_json_string(out, value);
 }
 
 static void bool_member(FILE *out, bool *first, const char *name, bool value)
 {
-	member(out, first, name);
+	render_json_member(out, first, name);
 	fputs_unlocked(value ? "true" : "false", out);
 }
 
@@ -118,18 +117,18 @@ static void facts_object(FILE *out, const struct elf_facts *f)
 	char machine[32];
 	bool first = true;
 	fputc_unlocked('{', out);
-	string_member(out, &first, "class", elf_class_name(f->elf_class));
-	string_member(out, &first, "data", elf_data_name(f->data));
-	string_member(out, &first, "machine", elf_machine_name(f->machine, machine, sizeof(machine)));
-	string_member(out, &first, "type", elf_type_name(f->type));
-	member(out, &first, "osabi");
+	render_json_string_member(out, &first, "class", elf_class_name(f->elf_class));
+	render_json_string_member(out, &first, "data", elf_data_name(f->data));
+	render_json_string_member(out, &first, "machine", elf_machine_name(f->machine, machine, sizeof(machine)));
+	render_json_string_member(out, &first, "type", elf_type_name(f->type));
+	render_json_member(out, &first, "osabi");
 	fprintf(out, "%u", f->osabi);
-	string_member(out, &first, "interp", f->interp);
-	string_member(out, &first, "soname", f->soname);
-	string_member(out, &first, "rpath", f->rpath);
-	string_member(out, &first, "runpath", f->runpath);
+	render_json_string_member(out, &first, "interp", f->interp);
+	render_json_string_member(out, &first, "soname", f->soname);
+	render_json_string_member(out, &first, "rpath", f->rpath);
+	render_json_string_member(out, &first, "runpath", f->runpath);
 	bool_member(out, &first, "nodeflib", f->nodeflib);
-	member(out, &first, "dt_needed");
+	render_json_member(out, &first, "dt_needed");
 	string_array(out, f->needed, f->needed_count);
 	fputc_unlocked('}', out);
 }
@@ -140,9 +139,9 @@ static void attempts_array(FILE *out, const struct attempt *attempts, size_t cou
 	for (size_t i = 0; i < count; i++) {
 		bool first = true;
 		fputs_unlocked(i ? ",{" : "{", out);
-		string_member(out, &first, "path", attempts[i].path);
-		string_member(out, &first, "how", how_name(attempts[i].step));
-		string_member(out, &first, "result", attempts[i].result);
+		render_json_string_member(out, &first, "path", attempts[i].path);
+		render_json_string_member(out, &first, "how", how_name(attempts[i].step));
+		render_json_string_member(out, &first, "result", attempts[i].result);
 		fputc_unlocked('}', out);
 	}
 	fputc_unlocked(']', out);
@@ -150,7 +149,7 @@ static void attempts_array(FILE *out, const struct attempt *attempts, size_t cou
 
 static void id_member(FILE *out, bool *first, const char *name, const struct object *object)
 {
-	member(out, first, name);
+	render_json_member(out, first, name);
 	if (object)
 		number(out, object->index);
 	else
@@ -162,24 +161,24 @@ static void entry_object(FILE *out, const struct dependency *d)
 	bool first = true;
 	fputc_unlocked('{', out);
 	/* "name" then "path", always adjacent: a reader may match the pair as one string. */
-	string_member(out, &first, "name", d->name);
-	string_member(out, &first, "path", d->object ? d->object->path : d->path);
-	string_member(out, &first, "how", how_name(d->how));
-	string_member(out, &first, "family", family_name(d->family));
+	render_json_string_member(out, &first, "name", d->name);
+	render_json_string_member(out, &first, "path", d->object ? d->object->path : d->path);
+	render_json_string_member(out, &first, "how", how_name(d->how));
+	render_json_string_member(out, &first, "family", family_name(d->family));
 	id_member(out, &first, "object", d->object);
 	if (d->run_time)
 		bool_member(out, &first, "required", d->required);
 	if (d->hwcaps)
-		string_member(out, &first, "hwcaps", d->hwcaps);
+		render_json_string_member(out, &first, "hwcaps", d->hwcaps);
 	if (d->error)
-		string_member(out, &first, "error", d->error);
+		render_json_string_member(out, &first, "error", d->error);
 	if (d->attempt_count) {
-		member(out, &first, d->object || d->not_followed ? "passed_over" : "looked");
+		render_json_member(out, &first, d->object || d->not_followed ? "passed_over" : "looked");
 		attempts_array(out, d->attempts, d->attempt_count);
 	}
 	if (d->action != RUNTIME_NONE) {
-		string_member(out, &first, "action", render_action_name(d->action));
-		string_member(out, &first, "instead_of", d->loader_path);
+		render_json_string_member(out, &first, "action", render_action_name(d->action));
+		render_json_string_member(out, &first, "instead_of", d->loader_path);
 	}
 	if (d->not_followed)
 		bool_member(out, &first, "not_followed", true);
@@ -206,20 +205,20 @@ static void object_member(FILE *out, const struct tree *tree, const struct objec
 {
 	bool first = true;
 	fputc_unlocked('{', out);
-	member(out, &first, "id");
+	render_json_member(out, &first, "id");
 	number(out, o->index);
-	string_member(out, &first, "path", o->path);
-	string_member(out, &first, "soname", o->facts ? o->facts->soname : NULL);
-	string_member(out, &first, "family", family_name(o->family));
-	string_member(out, &first, "origin", o->origin);
-	string_member(out, &first, "kind", object_kind(tree, o));
+	render_json_string_member(out, &first, "path", o->path);
+	render_json_string_member(out, &first, "soname", o->facts ? o->facts->soname : NULL);
+	render_json_string_member(out, &first, "family", family_name(o->family));
+	render_json_string_member(out, &first, "origin", o->origin);
+	render_json_string_member(out, &first, "kind", object_kind(tree, o));
 	id_member(out, &first, "loaded_by", o->loader);
-	member(out, &first, "depth");
+	render_json_member(out, &first, "depth");
 	number(out, o->depth);
 	bool_member(out, &first, "system", o->system);
-	member(out, &first, "needed");
+	render_json_member(out, &first, "needed");
 	entries(out, o->needed, o->needed_count);
-	member(out, &first, "runtime");
+	render_json_member(out, &first, "runtime");
 	entries(out, o->runtime, o->runtime_count);
 	fputc_unlocked('}', out);
 }
@@ -230,19 +229,19 @@ static void runtime_actions(FILE *out, const struct tree *tree)
 	fputc_unlocked('[', out);
 	for (size_t i = 0; i < tree->object_count; i++) {
 		const struct object *o = tree->objects[i];
-		for (size_t k = 0; k < o->needed_count + o->runtime_count; k++) {
-			const struct dependency *d = k < o->needed_count ? &o->needed[k] : &o->runtime[k - o->needed_count];
+		for (size_t k = 0; k < object_entry_count(o); k++) {
+			const struct dependency *d = object_entry(o, k);
 			bool first = true;
 			if (d->action == RUNTIME_NONE)
 				continue;
 			fputs_unlocked(any ? ",{" : "{", out);
 			any = true;
-			string_member(out, &first, "name", d->name);
+			render_json_string_member(out, &first, "name", d->name);
 			id_member(out, &first, "needed_by", o);
-			string_member(out, &first, "action", render_action_name(d->action));
-			string_member(out, &first, "path", d->object ? d->object->path : d->path);
-			string_member(out, &first, "how", how_name(d->how));
-			string_member(out, &first, "instead_of", d->loader_path);
+			render_json_string_member(out, &first, "action", render_action_name(d->action));
+			render_json_string_member(out, &first, "path", d->object ? d->object->path : d->path);
+			render_json_string_member(out, &first, "how", how_name(d->how));
+			render_json_string_member(out, &first, "instead_of", d->loader_path);
 			bool_member(out, &first, "run_time", d->run_time);
 			fputc_unlocked('}', out);
 		}
@@ -257,14 +256,14 @@ static void warnings_array(FILE *out, const struct tree *tree)
 		const struct warning *w = &tree->warnings[i];
 		bool first = true;
 		fputs_unlocked(i ? ",{" : "{", out);
-		string_member(out, &first, "kind", warning_kind_name(w->kind));
-		string_member(out, &first, "library", w->library);
-		string_member(out, &first, "dependency", w->dependency);
-		string_member(out, &first, "got", w->got);
-		string_member(out, &first, "own", w->own);
-		string_member(out, &first, "how", w->kind == WARNING_MIXED_ORIGIN ? how_name(w->how) : NULL);
+		render_json_string_member(out, &first, "kind", warning_kind_name(w->kind));
+		render_json_string_member(out, &first, "library", w->library);
+		render_json_string_member(out, &first, "dependency", w->dependency);
+		render_json_string_member(out, &first, "got", w->got);
+		render_json_string_member(out, &first, "own", w->own);
+		render_json_string_member(out, &first, "how", w->kind == WARNING_MIXED_ORIGIN ? how_name(w->how) : NULL);
 		bool_member(out, &first, "run_time", w->run_time);
-		string_member(out, &first, "text", w->text);
+		render_json_string_member(out, &first, "text", w->text);
 		fputc_unlocked('}', out);
 	}
 	fputc_unlocked(']', out);
@@ -276,44 +275,44 @@ void render_json_begin(struct render_context *context)
 	const struct loader_host *host = context->host;
 	bool first = true, inner = true;
 	fputc_unlocked('{', out);
-	string_member(out, &first, "inspector", "nvinterpose-inspect");
-	string_member(out, &first, "version", NVI_VERSION);
-	member(out, &first, "schema");
+	render_json_string_member(out, &first, "inspector", "nvinterpose-inspect");
+	render_json_string_member(out, &first, "version", NVI_VERSION);
+	render_json_member(out, &first, "schema");
 	fputs_unlocked("2", out);
-	member(out, &first, "loader");
+	render_json_member(out, &first, "loader");
 	fputc_unlocked('{', out);
-	string_member(out, &inner, "interpreter", host->interpreter);
-	member(out, &inner, "default_folders");
+	render_json_string_member(out, &inner, "interpreter", host->interpreter);
+	render_json_member(out, &inner, "default_folders");
 	string_array(out, host->default_dirs, host->default_count);
-	string_member(out, &inner, "ld_library_path", host->library_path);
-	string_member(out, &inner, "cache", context->cache_path);
-	string_member(out, &inner, "cache_problem", context->cache_problem);
-	string_member(out, &inner, "lib", host->lib);
-	string_member(out, &inner, "platform", host->platform);
+	render_json_string_member(out, &inner, "ld_library_path", host->library_path);
+	render_json_string_member(out, &inner, "cache", context->cache_path);
+	render_json_string_member(out, &inner, "cache_problem", context->cache_problem);
+	render_json_string_member(out, &inner, "lib", host->lib);
+	render_json_string_member(out, &inner, "platform", host->platform);
 	fputc_unlocked('}', out);
-	member(out, &first, "what_if");
+	render_json_member(out, &first, "what_if");
 	if (context->what_if) {
 		const struct what_if *w = context->what_if;
 		inner = true;
 		fputc_unlocked('{', out);
-		string_member(out, &inner, "policy", config_policy_name(w->policy));
-		member(out, &inner, "origins");
+		render_json_string_member(out, &inner, "policy", config_policy_name(w->policy));
+		render_json_member(out, &inner, "origins");
 		string_array(out, w->origins, w->origin_count);
-		member(out, &inner, "pid");
+		render_json_member(out, &inner, "pid");
 		if (w->pid)
 			fprintf(out, "%d", w->pid);
 		else
 			fputs_unlocked("null", out);
 		/* --pid: the origins in the order the process loaded them, or (when its list of loaded
 		   objects cannot be read) in the order of its mappings. */
-		string_member(out, &inner, "origin_order", !w->pid ? NULL : w->order_problem[0] ? "address" : "load");
-		string_member(out, &inner, "origin_order_problem", w->pid && w->order_problem[0] ? w->order_problem : NULL);
-		string_member(out, &inner, "nvinterpose_path", context->nvinterpose_path);
+		render_json_string_member(out, &inner, "origin_order", !w->pid ? NULL : w->order_problem[0] ? "address" : "load");
+		render_json_string_member(out, &inner, "origin_order_problem", w->pid && w->order_problem[0] ? w->order_problem : NULL);
+		render_json_string_member(out, &inner, "nvinterpose_path", context->nvinterpose_path);
 		fputc_unlocked('}', out);
 	} else {
 		fputs_unlocked("null", out);
 	}
-	member(out, &first, "files");
+	render_json_member(out, &first, "files");
 	fputc_unlocked('[', out);
 }
 
@@ -323,17 +322,17 @@ void render_json_file(struct render_context *context, const struct tree *tree, c
 	bool first = true;
 	bool resolved = tree->root && !error;
 	fputs_unlocked(context->file_index ? ",{" : "{", out);
-	string_member(out, &first, "file", tree->file);
-	string_member(out, &first, "error", error);
-	member(out, &first, "elf");
+	render_json_string_member(out, &first, "file", tree->file);
+	render_json_string_member(out, &first, "error", error);
+	render_json_member(out, &first, "elf");
 	if (tree->root)
 		facts_object(out, tree->root->facts);
 	else
 		fputs_unlocked("null", out);
-	string_member(out, &first, "family", tree->root ? family_name(tree->root->family) : NULL);
-	string_member(out, &first, "origin", resolved ? tree->root->origin : NULL);
+	render_json_string_member(out, &first, "family", tree->root ? family_name(tree->root->family) : NULL);
+	render_json_string_member(out, &first, "origin", resolved ? tree->root->origin : NULL);
 	id_member(out, &first, "root", resolved ? tree->root : NULL);
-	member(out, &first, "objects");
+	render_json_member(out, &first, "objects");
 	fputc_unlocked('[', out);
 	for (size_t i = 0; resolved && i < tree->object_count; i++) {
 		if (i)
@@ -341,16 +340,16 @@ void render_json_file(struct render_context *context, const struct tree *tree, c
 		object_member(out, tree, tree->objects[i]);
 	}
 	fputc_unlocked(']', out);
-	member(out, &first, "missing");
+	render_json_member(out, &first, "missing");
 	fprintf(out, "%zu", tree->missing);
-	member(out, &first, "optional_missing");
+	render_json_member(out, &first, "optional_missing");
 	fprintf(out, "%zu", tree->optional_missing);
 	bool_member(out, &first, "cut", tree->cut);
-	member(out, &first, "actions");
+	render_json_member(out, &first, "actions");
 	runtime_actions(out, tree);
-	member(out, &first, "warnings");
+	render_json_member(out, &first, "warnings");
 	warnings_array(out, tree);
-	member(out, &first, "notes");
+	render_json_member(out, &first, "notes");
 	string_array(out, tree->notes, tree->note_count);
 	fputc_unlocked('}', out);
 }
@@ -409,15 +408,15 @@ void render_families(FILE *out, bool json)
 			const struct libname_row *row = &libnames[i];
 			bool first = true;
 			fputs_unlocked(i ? ",{" : "{", out);
-			string_member(out, &first, "family", row->family);
-			string_member(out, &first, "linux_stem", row->linux_stem);
-			string_member(out, &first, "windows_prefix", row->windows_prefix);
+			render_json_string_member(out, &first, "family", row->family);
+			render_json_string_member(out, &first, "linux_stem", row->linux_stem);
+			render_json_string_member(out, &first, "windows_prefix", row->windows_prefix);
 			wheel_folder(row, 12, cuda12, sizeof(cuda12));
 			wheel_folder(row, 13, cuda13, sizeof(cuda13));
-			string_member(out, &first, "wheel_folder", cuda12[0] ? cuda12 : NULL);
-			string_member(out, &first, "cu13_wheel_folder", cuda13[0] ? cuda13 : NULL);
-			string_member(out, &first, "needed", row->needed);
-			member(out, &first, "runtime");
+			render_json_string_member(out, &first, "wheel_folder", cuda12[0] ? cuda12 : NULL);
+			render_json_string_member(out, &first, "cu13_wheel_folder", cuda13[0] ? cuda13 : NULL);
+			render_json_string_member(out, &first, "needed", row->needed);
+			render_json_member(out, &first, "runtime");
 			fputc_unlocked('[', out);
 			libnames_foreach_dependent(row->runtime, print_dependent, &(struct dependents_text){ out, true, false, 0 });
 			fputc_unlocked(']', out);

@@ -267,8 +267,8 @@ static void dependency_lines(struct walk *walk, const struct dependency *d, bool
 static void children(struct walk *walk, const struct object *object, size_t depth, size_t level)
 {
 	size_t shown = shown_count(walk, object), done = 0;
-	for (size_t i = 0; i < object->needed_count + object->runtime_count; i++) {
-		const struct dependency *d = i < object->needed_count ? &object->needed[i] : &object->runtime[i - object->needed_count];
+	for (size_t i = 0; i < object_entry_count(object); i++) {
+		const struct dependency *d = object_entry(object, i);
 		if (i < object->needed_count && entry_folds(walk, d)) {
 			note_folded(walk, d->name);
 			continue;
@@ -288,8 +288,8 @@ static void missing_below(struct walk *walk)
 		const struct object *o = tree->objects[i];
 		if (o->depth < context->max_depth)
 			continue;
-		for (size_t k = 0; k < o->needed_count + o->runtime_count; k++) {
-			const struct dependency *d = k < o->needed_count ? &o->needed[k] : &o->runtime[k - o->needed_count];
+		for (size_t k = 0; k < object_entry_count(o); k++) {
+			const struct dependency *d = object_entry(o, k);
 			if (d->object || d->not_followed)
 				continue;
 			fprintf(context->out, "below --max-depth %zu: ", context->max_depth);
@@ -320,8 +320,8 @@ static void runtime_summary(const struct render_context *context, const struct t
 	fputs(tree->action_count ? ": the runtime would\n" : ": the runtime would change nothing here\n", out);
 	for (size_t i = 0; i < tree->object_count; i++) {
 		const struct object *o = tree->objects[i];
-		for (size_t k = 0; k < o->needed_count + o->runtime_count; k++) {
-			const struct dependency *d = k < o->needed_count ? &o->needed[k] : &o->runtime[k - o->needed_count];
+		for (size_t k = 0; k < object_entry_count(o); k++) {
+			const struct dependency *d = object_entry(o, k);
 			if (d->action == RUNTIME_NONE || !(d->object || d->not_followed))
 				continue;
 			fputs(d->action == RUNTIME_PRELOAD ? d->run_time ? "  supply " : "  load " : "  take ", out);

@@ -988,8 +988,8 @@ void tree_free(struct tree *tree)
 {
 	for (size_t i = 0; i < tree->object_count; i++) {
 		struct object *o = tree->objects[i];
-		for (size_t k = 0; k < o->needed_count + o->runtime_count; k++) {
-			struct dependency *d = k < o->needed_count ? &o->needed[k] : &o->runtime[k - o->needed_count];
+		for (size_t k = 0; k < object_entry_count(o); k++) {
+			struct dependency *d = object_entry(o, k);
 			free(d->name);
 			free(d->path);
 			free(d->hwcaps);

@@ -668,8 +668,8 @@ static void predict(struct scan *scan, const struct copy *copy)
 	}
 	for (size_t i = 0; i < tree.object_count; i++) {
 		const struct object *o = tree.objects[i];
-		for (size_t k = 0; k < o->needed_count + o->runtime_count; k++) {
-			const struct dependency *d = k < o->needed_count ? &o->needed[k] : &o->runtime[k - o->needed_count];
+		for (size_t k = 0; k < object_entry_count(o); k++) {
+			const struct dependency *d = object_entry(o, k);
 			if (d->object || d->not_followed)
 				continue;
 			struct finding finding = { .kind = FINDING_MISSING, .library = o->path, .dependency = d->name, .how = d->how,
@@ -726,31 +726,24 @@ static const char *finding_kind_name(enum finding_kind kind)
 	return kind == FINDING_MIXED_ORIGIN ? "mixed-origin" : kind == FINDING_MISSING ? "missing" : "cut";
 }
 
-static void json_member(FILE *out, bool *first, const char *name, const char *value)
-{
-	fprintf(out, "%s\"%s\":", *first ? "" : ",", name);
-	render_json_string(out, value);
-	*first = false;
-}
-
 static void write_json(const struct scan *scan, FILE *out, size_t counted, int status)
 {
 	bool first = true;
 	fputc('{', out);
-	json_member(out, &first, "inspector", "nvinterpose-inspect");
-	json_member(out, &first, "version", NVI_VERSION);
+	render_json_string_member(out, &first, "inspector", "nvinterpose-inspect");
+	render_json_string_member(out, &first, "version", NVI_VERSION);
 	fputs(",\"schema\":2,\"scan\":{", out);
 	bool inner = true;
-	json_member(out, &inner, "python", scan->python_executable);
-	json_member(out, &inner, "python_problem", scan->python_problem);
+	render_json_string_member(out, &inner, "python", scan->python_executable);
+	render_json_string_member(out, &inner, "python_problem", scan->python_problem);
 	fputs(",\"places\":[", out);
 	for (size_t i = 0; i < scan->place_count; i++) {
 		const struct place *p = &scan->places[i];
 		bool f = true;
 		fputs(i ? ",{" : "{", out);
-		json_member(out, &f, "kind", place_names[p->kind]);
-		json_member(out, &f, "folder", p->folder);
-		json_member(out, &f, "note", p->note);
+		render_json_string_member(out, &f, "kind", place_names[p->kind]);
+		render_json_string_member(out, &f, "folder", p->folder);
+		render_json_string_member(out, &f, "note", p->note);
 		fprintf(out, ",\"copies\":%zu}", p->copies);
 	}
 	fputs("]},\"libraries\":[", out);
@@ -758,18 +751,18 @@ static void write_json(const struct scan *scan, FILE *out, size_t counted, int s
 		const struct library *l = &scan->libraries[i];
 		bool f = true;
 		fputs(i ? ",{" : "{", out);
-		json_member(out, &f, "name", l->name);
-		json_member(out, &f, "family", l->family >= 0 ? libnames[l->family].family : NULL);
+		render_json_string_member(out, &f, "name", l->name);
+		render_json_string_member(out, &f, "family", l->family >= 0 ? libnames[l->family].family : NULL);
 		fprintf(out, ",\"installations\":%zu,\"duplicate\":%s,\"copies\":[", l->installations, l->installations > 1 ? "true" : "false");
 		for (size_t k = 0; k < l->copy_count; k++) {
 			const struct copy *c = &scan->copies[l->copies[k]];
 			bool g = true;
 			fputs(k ? ",{" : "{", out);
-			json_member(out, &g, "path", c->path);
-			json_member(out, &g, "real_path", c->real_path);
-			json_member(out, &g, "version", c->version);
-			json_member(out, &g, "version_from", c->version_from);
-			json_member(out, &g, "installation", c->installation);
+			render_json_string_member(out, &g, "path", c->path);
+			render_json_string_member(out, &g, "real_path", c->real_path);
+			render_json_string_member(out, &g, "version", c->version);
+			render_json_string_member(out, &g, "version_from", c->version_from);
+			render_json_string_member(out, &g, "installation", c->installation);
 			fputs(",\"found_in\":[", out);
 			found_in_list(out, c->found_in, true);
 			fputs("],\"names\":[", out);
@@ -786,16 +779,16 @@ static void write_json(const struct scan *scan, FILE *out, size_t counted, int s
 		const struct finding *f = &scan->findings[i];
 		bool g = true;
 		fputs(i ? ",{" : "{", out);
-		json_member(out, &g, "kind", finding_kind_name(f->kind));
-		json_member(out, &g, "library", f->library);
-		json_member(out, &g, "dependency", f->dependency);
-		json_member(out, &g, "got", f->got);
-		json_member(out, &g, "own", f->own);
-		json_member(out, &g, "how", f->kind == FINDING_CUT ? NULL : how_name(f->how));
+		render_json_string_member(out, &g, "kind", finding_kind_name(f->kind));
+		render_json_string_member(out, &g, "library", f->library);
+		render_json_string_member(out, &g, "dependency", f->dependency);
+		render_json_string_member(out, &g, "got", f->got);
+		render_json_string_member(out, &g, "own", f->own);
+		render_json_string_member(out, &g, "how", f->kind == FINDING_CUT ? NULL : how_name(f->how));
 		fprintf(out, ",\"run_time\":%s,\"required\":%s", f->run_time ? "true" : "false",
 			f->kind == FINDING_MISSING && !f->required ? "false" : "true");
-		json_member(out, &g, "text", f->text);
-		json_member(out, &g, "hint", f->hint);
+		render_json_string_member(out, &g, "text", f->text);
+		render_json_string_member(out, &g, "hint", f->hint);
 		fputc('}', out);
 	}
 	fprintf(out, "],\"findings_counted\":%zu,\"status\":%d}\n", counted, status);

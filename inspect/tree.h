@@ -113,6 +113,14 @@ struct warning {
 
 const char *warning_kind_name(enum warning_kind kind);
 
+/* An object's entries, its DT_NEEDED ones then its run-time ones, as one list. */
+static inline size_t object_entry_count(const struct object *object) { return object->needed_count + object->runtime_count; }
+
+static inline struct dependency *object_entry(const struct object *object, size_t i)
+{
+	return i < object->needed_count ? &object->needed[i] : &object->runtime[i - object->needed_count];
+}
+
 struct tree {
 	char *file;             /* as given */
 	struct elf_facts root_facts;

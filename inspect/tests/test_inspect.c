@@ -853,28 +853,44 @@ START_TEST(test_mixed_origins_get_a_warning_and_coherent_fixes_them)
 }
 END_TEST
 
-START_TEST(test_what_if_reads_the_origins_of_a_running_process)
+/* A child that loads each of paths by path, in order, and waits to be killed; returns once it has
+   loaded them all. */
+static pid_t start_loading_process(const char *folder, const char *const *paths, size_t count)
 {
-	/* A process that has the wheel's nvJitLink mapped (loaded by path), waiting: its folder is an
-	   origin, and its nvJitLink counts as loaded. */
-	struct wheel w = make_wheel(false);
-	char *ready = test_format("%s/ready", w.root);
+	char *ready = test_format("%s/ready", folder);
 	pid_t pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		void *handle = dlopen(w.nvjitlink, RTLD_NOW);
-		if (handle)
+		bool loaded = true;
+		for (size_t i = 0; i < count; i++)
+			loaded = loaded && dlopen(paths[i], RTLD_NOW);
+		if (loaded)
 			test_write_file(ready, "");
 		pause();
 		_exit(0);
 	}
 	for (int i = 0; i < 3000 && access(ready, F_OK) != 0; i++)
 		usleep(10000);
+	if (access(ready, F_OK) != 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		ck_abort_msg("the loading process did not start");
+	}
+	unlink(ready);
+	return pid;
+}
+
+START_TEST(test_what_if_reads_the_origins_of_a_running_process)
+{
+	/* A process that has the wheel's nvJitLink mapped (loaded by path), waiting: its folder is an
+	   origin, and its nvJitLink counts as loaded. */
+	struct wheel w = make_wheel(false);
+	const char *paths[] = { w.nvjitlink };
+	pid_t pid = start_loading_process(w.root, paths, 1);
 	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", "NVINTERPOSE_PATH=", NULL };
 	struct test_run run = inspect(env, "--json --pid %d '%s'", (int)pid, w.cusparse);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
-	ck_assert_msg(access(ready, F_OK) == 0, "the probe did not start");
 	ck_assert_msg(run.status == 0, "%d: %s", run.status, run.output);
 	ck_assert_msg(test_contains(run.output, test_format("{\"name\":\"libnvJitLink.so.12\",\"path\":\"%s\",\"how\":\"already_loaded\"", w.nvjitlink)),
 		      "%s", run.output);
@@ -893,26 +909,12 @@ START_TEST(test_what_if_takes_a_processs_origins_in_the_order_it_loaded_them)
 		paths[i] = test_format("%s/%s", test_mkdirs(test_format("%s/%s", root, folders[i])), names[i]);
 		test_build_library("value.c", paths[i], names[i], test_format("-DVALUE_SYMBOL=value_%d", i));
 	}
-	char *ready = test_format("%s/ready", root);
-	pid_t pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		bool loaded = true;
-		for (int i = 0; i < 3; i++)
-			loaded = loaded && dlopen(paths[i], RTLD_NOW);
-		if (loaded)
-			test_write_file(ready, "");
-		pause();
-		_exit(0);
-	}
-	for (int i = 0; i < 3000 && access(ready, F_OK) != 0; i++)
-		usleep(10000);
+	pid_t pid = start_loading_process(root, (const char *const *)paths, 3);
 	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", "NVINTERPOSE_PATH=", NULL };
 	struct test_run run = inspect(env, "--json --pid=%d /bin/true", (int)pid);
 	struct test_run text = inspect(env, "--pid=%d /bin/true", (int)pid);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
-	ck_assert_msg(access(ready, F_OK) == 0, "the probe did not start");
 	ck_assert_msg(test_contains(run.output, test_format("\"origins\":[\"%s/z\",\"%s/a\",\"%s/m\"]", root, root, root)) &&
 		      test_contains(run.output, "\"origin_order\":\"load\",\"origin_order_problem\":null"), "%.3000s", run.output);
 	ck_assert_msg(test_contains(text.output, test_format("origins %s/z, %s/a, %s/m (from process %d, in the order it loaded them)", root, root, root, (int)pid)),

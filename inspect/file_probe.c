@@ -216,10 +216,12 @@ const struct folder_facts *file_probe_folder(struct file_probe *probe, const cha
 	facts->exists = stat(key, &st) == 0 && S_ISDIR(st.st_mode);
 	if (facts->exists) {
 		facts->has_glibc_hwcaps = is_folder(key, "glibc-hwcaps");
-		/* Legacy hwcaps subfolders: tls and the platform name ("x86_64", "haswell") cover the
-		   real ones; the exact list is the loader's, asked only when one of these exists. */
-		if (probe->host->legacy_hwcaps && (is_folder(key, "tls") || (probe->host->platform && is_folder(key, probe->host->platform))))
-			facts->has_legacy = true;
+		/* Legacy hwcap subfolders: a folder that has one of the names they can start with; the
+		   exact list is the loader's, asked only when one of these exists. */
+		const char *legacy[16];
+		size_t n = loader_machine_legacy_names(&probe->host->machine, legacy, sizeof(legacy) / sizeof(legacy[0]));
+		for (size_t i = 0; i < n && !facts->has_legacy; i++)
+			facts->has_legacy = is_folder(key, legacy[i]);
 	}
 	if (!string_map_put(&probe->folders, key, facts)) {
 		free(facts);

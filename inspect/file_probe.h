@@ -32,7 +32,7 @@ struct probed_file {
 struct folder_facts {
 	bool exists;          /* a folder */
 	bool has_glibc_hwcaps;/* FOLDER/glibc-hwcaps is a folder */
-	bool has_legacy;      /* glibc < 2.37 and FOLDER has a legacy hwcaps subfolder the loader searches */
+	bool has_legacy;      /* FOLDER has a subfolder a legacy hwcap subfolder's name could start with */
 };
 
 struct file_probe {

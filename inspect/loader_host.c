@@ -7,7 +7,6 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <gnu/libc-version.h>
 #include <limits.h>
 #include <link.h>
 #include <poll.h>
@@ -56,13 +55,15 @@ void loader_host_free_dirs(char **dirs, size_t count)
 	free(dirs);
 }
 
-int loader_host_expand(const struct loader_host *host, const char *list, const char *separators, const char *origin,
+int loader_host_expand(struct loader_host *host, const char *list, const char *separators, const char *origin,
 		       char ***dirs)
 {
 	*dirs = NULL;
 	/* glibc ignores an empty RPATH or RUNPATH as a whole (decompose_rpath). */
 	if (!list || !list[0])
 		return 0;
+	if (dst_uses_token(list, "LIB") || dst_uses_token(list, "PLATFORM"))
+		loader_host_hwcaps(host);
 	char *copy = strdup(list);
 	size_t capacity = 1;
 	for (char *s = copy; s && *s; s++)
@@ -148,17 +149,9 @@ int loader_host_init(struct loader_host *host, const char *library_path, char *m
 	memset(host, 0, sizeof(*host));
 	host->elf = elf_host_of_this_process();
 	host->interpreter = own_interpreter();
-	const char *platform = (const char *)getauxval(AT_PLATFORM);
-	host->platform = platform ? strdup(platform) : NULL;
 	if (learn_default_dirs(host, message, size) != 0)
 		return -1;
-	/* $LIB is the name of glibc's own library folder (DL_DST_LIB): its first default folder
-	   without the leading slash ("lib/x86_64-linux-gnu" on Debian, "lib64" on Fedora). */
-	host->lib = strdup(host->default_dirs[0] + (host->default_dirs[0][0] == '/'));
 	host->library_path = library_path ? strdup(library_path) : NULL;
-	int major = 0, minor = 0;
-	sscanf(gnu_get_libc_version(), "%d.%d", &major, &minor);
-	host->legacy_hwcaps = major == 2 && minor < 37;
 	return 0;
 }
 
@@ -169,28 +162,28 @@ void loader_host_free(struct loader_host *host)
 	free(host->platform);
 	loader_host_free_dirs(host->default_dirs, host->default_count);
 	free(host->library_path);
-	loader_host_free_dirs(host->hwcaps, host->hwcaps_count);
-	loader_host_free_dirs(host->legacy, host->legacy_count);
 	free(host->hwcaps_problem);
 	memset(host, 0, sizeof(*host));
 }
 
-/* The loader's --help, or NULL. Bounded in size and time: a loader that hangs is killed. */
-static char *loader_help(const char *interpreter, char **problem)
+/* What the loader prints on its standard error for `INTERP --list PROGRAM`, run with env alone, or
+   NULL. Bounded in size and time: a loader that hangs is killed. */
+static char *loader_probe_output(const char *interpreter, const char *program, char *const *env, size_t *length,
+				 char **problem)
 {
 	int pipe_fds[2];
 	posix_spawn_file_actions_t actions;
 	pid_t pid;
-	char *argv[] = { (char *)interpreter, "--help", NULL };
+	char *argv[] = { (char *)interpreter, "--list", (char *)program, NULL };
 	if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
 		*problem = strdup(strerror(errno));
 		return NULL;
 	}
 	posix_spawn_file_actions_init(&actions);
-	posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
+	posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDERR_FILENO);
 	posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-	int error = posix_spawn(&pid, interpreter, &actions, NULL, argv, environ);
+	posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+	int error = posix_spawn(&pid, interpreter, &actions, NULL, argv, env);
 	posix_spawn_file_actions_destroy(&actions);
 	close(pipe_fds[1]);
 	if (error != 0) {
@@ -219,41 +212,12 @@ static char *loader_help(const char *interpreter, char **problem)
 	waitpid(pid, &status, 0);
 	if (!text || used == 0) {
 		free(text);
-		*problem = strdup("the loader printed nothing for --help");
+		*problem = strdup("the loader printed nothing for its search");
 		return NULL;
 	}
 	text[used] = '\0';
+	*length = used;
 	return text;
-}
-
-/* The names listed under heading ("  NAME (..., searched)"), in order, without repeats. */
-static size_t searched_names(const char *text, const char *heading, char ***names)
-{
-	*names = NULL;
-	const char *s = strstr(text, heading);
-	size_t count = 0;
-	if (!s)
-		return 0;
-	s = strchr(s, '\n');
-	while (s && s[1] == ' ' && s[2] == ' ') {
-		const char *line = s + 3;
-		const char *end = strchrnul(line, '\n');
-		size_t length = strcspn(line, " \n");
-		char *name = strndup(line, length);
-		bool searched = memmem(line, (size_t)(end - line), "searched", 8) != NULL;
-		for (size_t i = 0; name && searched && i < count; i++)
-			if (strcmp((*names)[i], name) == 0)
-				searched = false;
-		char **grown = searched && name ? realloc(*names, (count + 1) * sizeof(char *)) : NULL;
-		if (grown) {
-			*names = grown;
-			(*names)[count++] = name;
-		} else {
-			free(name);
-		}
-		s = *end ? end : NULL;
-	}
-	return count;
 }
 
 enum hwcaps_knowledge loader_host_hwcaps(struct loader_host *host)
@@ -261,20 +225,32 @@ enum hwcaps_knowledge loader_host_hwcaps(struct loader_host *host)
 	if (host->hwcaps_knowledge != HWCAPS_NOT_ASKED)
 		return host->hwcaps_knowledge;
 	host->hwcaps_knowledge = HWCAPS_UNKNOWN;
-	if (!host->interpreter) {
-		host->hwcaps_problem = strdup("the inspector has no PT_INTERP to ask");
+	char program[4096];
+	ssize_t n = readlink("/proc/self/exe", program, sizeof(program) - 1);
+	if (!host->interpreter || n <= 0) {
+		host->hwcaps_problem = strdup(host->interpreter ? "/proc/self/exe cannot be read" : "the inspector has no PT_INTERP to ask");
+		host->machine.legacy_possible = true;
 		return host->hwcaps_knowledge;
 	}
-	char *text = loader_help(host->interpreter, &host->hwcaps_problem);
-	if (!text)
+	program[n] = '\0';
+	/* Only these two variables: nothing of the caller's (LD_PRELOAD, LD_AUDIT) in the probe. */
+	char *env[] = { "LD_LIBRARY_PATH=" LOADER_PROBE_PATH, "LD_DEBUG=libs", NULL };
+	size_t length = 0;
+	char *text = loader_probe_output(host->interpreter, program, env, &length, &host->hwcaps_problem);
+	if (!text) {
+		host->machine.legacy_possible = true;
 		return host->hwcaps_knowledge;
-	/* glibc 2.33 and later print these sections; an older loader searches no glibc-hwcaps. */
-	host->hwcaps_count = searched_names(text, "Subdirectories of glibc-hwcaps directories", &host->hwcaps);
-	host->legacy_count = searched_names(text, "Legacy HWCAP subdirectories", &host->legacy);
-	if (strstr(text, "glibc-hwcaps") || strstr(text, "Shared library search path"))
+	}
+	if (loader_machine_from_debug_output(text, length, &host->machine)) {
 		host->hwcaps_knowledge = HWCAPS_KNOWN;
-	else
-		host->hwcaps_problem = strdup("the loader's --help does not list its hwcaps subfolders");
+		host->lib = strdup(host->machine.lib);
+		host->platform = host->machine.platform_known ? strdup(host->machine.platform) : NULL;
+		host->hwcaps_count = loader_machine_hwcaps(&host->machine, host->hwcaps, LOADER_MAX_SUBDIRS);
+	} else {
+		host->hwcaps_problem = strdup("the loader's search did not show its machine facts");
+	}
+	/* Not known: every glibc-hwcaps subfolder is looked in, and a legacy one makes a search unknown. */
+	host->machine.legacy_possible = host->hwcaps_knowledge != HWCAPS_KNOWN;
 	free(text);
 	return host->hwcaps_knowledge;
 }

@@ -360,7 +360,7 @@ void render_json_end(struct render_context *context, size_t missing, int status)
 	/* The hwcaps subfolders are known only once a searched folder had a glibc-hwcaps subfolder. */
 	fputs_unlocked("],\"glibc_hwcaps\":", context->out);
 	if (host->hwcaps_knowledge == HWCAPS_KNOWN)
-		string_array(context->out, host->hwcaps, host->hwcaps_count);
+		string_array(context->out, (char **)host->hwcaps, host->hwcaps_count);
 	else
 		fputs_unlocked("null", context->out);
 	fprintf(context->out, ",\"missing\":%zu,\"cut\":%s,\"status\":%d}\n", missing, context->cut ? "true" : "false", status);

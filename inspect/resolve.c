@@ -1,6 +1,6 @@
 /* The loader's search, step by step, after glibc's elf/dl-load.c (_dl_map_object, open_path,
-   open_verify) and elf/dl-deps.c (breadth-first loading). Limits: one namespace; LD_PRELOAD and
-   LD_AUDIT are not modelled; legacy hwcaps subfolders (glibc < 2.37) are reported, not searched. */
+   open_verify) and elf/dl-deps.c (breadth-first loading); the order itself is the loader model's
+   (src/loader). Limits: one namespace; LD_PRELOAD and LD_AUDIT are not modelled. */
 #define _GNU_SOURCE
 #include "resolve.h"
 
@@ -203,64 +203,55 @@ static bool try_file(struct lookup *lookup, const char *path, enum how step, con
 	return false;
 }
 
-/* Subfolders the loader searches before a folder itself that the inspector only reports: legacy
-   hwcaps (glibc < 2.37), and glibc-hwcaps when the loader would not say which it searches. */
-static void report_unmodelled(struct lookup *lookup, const char *folder, const struct folder_facts *facts)
+struct folder_walk {
+	struct lookup *lookup;
+	enum how step;
+	bool ends;
+};
+
+/* One candidate of a folder (the loader model names them): a subfolder's copy, or the folder's own
+   (the last, where open_path looks at errno). */
+static bool try_candidate(const char *path, const char *subdir, void *arg)
 {
-	struct loader_host *host = lookup->resolver->host;
-	if (facts->has_legacy && loader_host_hwcaps(host) == HWCAPS_KNOWN) {
-		for (size_t i = 0; i < host->legacy_count; i++) {
-			char *sub = file_probe_join(folder, host->legacy[i]);
-			char *path = sub ? file_probe_join(sub, lookup->name) : NULL;
-			const struct probed_file *file = path ? file_probe_path(lookup->resolver->probe, path) : NULL;
-			if (file && file->result == PROBE_FOUND)
-				tree_warn(lookup->tree, "%s lies in a legacy hwcaps subfolder, which this loader (glibc before 2.37) may prefer to %s/%s; not modelled",
-					  path, folder, lookup->name);
-			free(sub);
-			free(path);
-		}
-	}
-	if (facts->has_glibc_hwcaps && loader_host_hwcaps(host) == HWCAPS_UNKNOWN)
-		tree_warn(lookup->tree, "%s/glibc-hwcaps exists, but the loader did not say which of its subfolders it searches (%s); they are not searched here",
-			  folder, host->hwcaps_problem ? host->hwcaps_problem : "unknown");
+	struct folder_walk *walk = arg;
+	static const char hwcaps[] = "glibc-hwcaps/";
+	const char *hwcaps_name = strncmp(subdir, hwcaps, strlen(hwcaps)) == 0 ? subdir + strlen(hwcaps) : NULL;
+	walk->ends = try_file(walk->lookup, path, walk->step, hwcaps_name, subdir[0] == '\0');
+	return walk->ends;
 }
 
-/* open_path for one folder: its glibc-hwcaps subfolders first, then the folder itself. */
+/* open_path for one folder: the subfolders the loader tries there (glibc-hwcaps, and the legacy
+   hwcap folders before glibc 2.37), then the folder itself. The loader is asked for them only when
+   the folder has such subfolders: otherwise the folder's own file is the only candidate. */
 static enum loader_visit_result search_folder(struct lookup *lookup, const char *folder, enum how step)
 {
 	struct loader_host *host = lookup->resolver->host;
 	const struct folder_facts *facts = file_probe_folder(lookup->resolver->probe, folder);
-	char buffer[PATH_MAX];
-	char *path = file_probe_join_into(buffer, sizeof(buffer), folder, lookup->name);
-	enum loader_visit_result result = LOADER_NEXT_FOLDER;
-	if (!facts || !path || !facts->exists) {
-		if (path && facts)
+	struct folder_walk walk = { lookup, step, false };
+	if (!facts || !facts->exists) {
+		char buffer[PATH_MAX];
+		char *path = facts ? file_probe_join_into(buffer, sizeof(buffer), folder, lookup->name) : NULL;
+		if (path)
 			record(lookup, path, step, "no such folder", false);
-		goto out;
+		if (path != buffer)
+			free(path);
+		return LOADER_NEXT_FOLDER;
 	}
-	if (facts->has_glibc_hwcaps || facts->has_legacy)
-		report_unmodelled(lookup, folder, facts);
-	bool ends = false;
-	if (facts->has_glibc_hwcaps && loader_host_hwcaps(host) == HWCAPS_KNOWN) {
-		char *hwcaps = file_probe_join(folder, "glibc-hwcaps");
-		for (size_t k = 0; hwcaps && k < host->hwcaps_count && !ends; k++) {
-			char *sub = file_probe_join(hwcaps, host->hwcaps[k]);
-			char *candidate = sub ? file_probe_join(sub, lookup->name) : NULL;
-			if (candidate)
-				ends = try_file(lookup, candidate, step, host->hwcaps[k], false);
-			free(sub);
-			free(candidate);
-		}
-		free(hwcaps);
+	static const struct loader_machine plain = { .subdirs_known = true, .subdir_count = 1 };
+	const struct loader_machine *machine = &plain;
+	if (facts->has_glibc_hwcaps || facts->has_legacy) {
+		loader_host_hwcaps(host);
+		machine = &host->machine;
 	}
-	if (!ends)
-		ends = try_file(lookup, path, step, NULL, true);
-	if (ends)
-		result = lookup->path || lookup->stop ? LOADER_STOP : LOADER_NEXT_STEP;
-out:
-	if (path != buffer)
-		free(path);
-	return result;
+	switch (loader_folder_files(machine, folder, lookup->name, try_candidate, &walk)) {
+	case LOADER_FOLDER_TAKEN: return lookup->path || lookup->stop ? LOADER_STOP : LOADER_NEXT_STEP;
+	case LOADER_FOLDER_UNKNOWN:
+		tree_warn(lookup->tree, "%s has hwcap subfolders, but the loader did not say which it searches (%s); only its glibc-hwcaps ones were looked in",
+			  folder, host->hwcaps_problem ? host->hwcaps_problem : "unknown");
+		break;
+	case LOADER_FOLDER_NONE: break;
+	}
+	return LOADER_NEXT_FOLDER;
 }
 
 static bool under_default_folder(const struct loader_host *host, const char *path)

@@ -526,7 +526,7 @@ static void scan_site_packages(struct scan *scan)
 
 static void scan_library_path(struct scan *scan)
 {
-	const struct loader_host *host = scan->request->resolver->host;
+	struct loader_host *host = scan->request->resolver->host;
 	char **folders = NULL;
 	int count = host->library_path ? loader_host_expand(host, host->library_path, ":;", NULL, &folders) : 0;
 	if (count <= 0)

@@ -10,6 +10,7 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sched.h>
 #include <string.h>
 #include <strings.h>
 
@@ -56,18 +57,20 @@ static bool match_linux_tail(const char *tail, struct libname_match *match)
 	return is_so_suffix(tail, &match->version);
 }
 
-/* An index of the stems: a bit for each character that follows "lib" in some stem (most names a
-   process loads are not NVIDIA's and stop there), and a hash table from stem to row. A name's stem
-   is what comes before its first '.', less an auditwheel "-HASH"; the row then checks the rest.
-   Built by the first call that needs it (a dlopen from a constructor can come before any of the
-   runtime's own): that call fills a copy on its stack, and the first to finish publishes it. */
+/* An index of the stems: a bit for each pair of characters that follows "lib" in some stem (most
+   names a process loads are not NVIDIA's and stop there: libm., libz., libpy, libcr, libst), and a
+   hash table from stem to row. A name's stem is what comes before its first '.', less an auditwheel
+   "-HASH"; the row then checks the rest. Built once, before first use: by the constructor, or by the
+   first call that comes before it (a dlopen from another library's constructor); a call meanwhile
+   waits the few microseconds the build takes. */
 #define STEM_SLOTS 256 /* a power of two, well above the number of rows */
+
 struct stem_index {
-	unsigned long long first_chars[4];
-	unsigned short slots[STEM_SLOTS]; /* row + 1; 0 is empty */
+	unsigned long long pairs[65536 / 64]; /* bit (first << 8 | second) of the two characters */
+	unsigned short slots[STEM_SLOTS];     /* row + 1; 0 is empty */
 };
-static struct stem_index published;
-static _Atomic int published_state; /* 0 none, 1 being copied, 2 ready */
+static struct stem_index built;
+static _Atomic int built_state; /* 0 none, 1 being built, 2 ready */
 
 static uint32_t hash_stem(const char *s, size_t length)
 {
@@ -77,37 +80,43 @@ static uint32_t hash_stem(const char *s, size_t length)
 	return hash;
 }
 
-static void fill_stem_index(struct stem_index *index)
+static inline unsigned pair_of(const char *after_lib)
 {
-	memset(index, 0, sizeof(*index));
+	return (unsigned)(unsigned char)after_lib[0] << 8 | (unsigned char)after_lib[1];
+}
+
+static void build_stem_index(void)
+{
 	for (size_t i = 0; i < libnames_count; i++) {
-		unsigned char first = (unsigned char)libnames[i].linux_stem[3];
-		index->first_chars[first >> 6] |= 1ull << (first & 63);
+		unsigned pair = pair_of(libnames[i].linux_stem + 3);
+		built.pairs[pair >> 6] |= 1ull << (pair & 63);
 		uint32_t slot = hash_stem(libnames[i].linux_stem, libnames[i].linux_stem_length) & (STEM_SLOTS - 1);
-		while (index->slots[slot])
+		while (built.slots[slot])
 			slot = (slot + 1) & (STEM_SLOTS - 1);
-		index->slots[slot] = (unsigned short)(i + 1);
+		built.slots[slot] = (unsigned short)(i + 1);
 	}
 }
 
-static const struct stem_index *stem_index(struct stem_index *scratch)
+static __attribute__((noinline)) void build_once(void)
 {
-	if (atomic_load_explicit(&published_state, memory_order_acquire) == 2)
-		return &published;
-	fill_stem_index(scratch);
 	int expected = 0;
-	if (atomic_compare_exchange_strong(&published_state, &expected, 1)) {
-		published = *scratch;
-		atomic_store_explicit(&published_state, 2, memory_order_release);
+	if (atomic_compare_exchange_strong(&built_state, &expected, 1)) {
+		build_stem_index();
+		atomic_store_explicit(&built_state, 2, memory_order_release);
+		return;
 	}
-	return scratch;
+	while (atomic_load_explicit(&built_state, memory_order_acquire) != 2)
+		sched_yield();
 }
 
-__attribute__((constructor)) static void publish_stem_index(void)
+static inline const struct stem_index *stem_index(void)
 {
-	struct stem_index scratch;
-	stem_index(&scratch);
+	if (__builtin_expect(atomic_load_explicit(&built_state, memory_order_acquire) != 2, 0))
+		build_once();
+	return &built;
 }
+
+__attribute__((constructor)) static void build_stem_index_early(void) { stem_index(); }
 
 static int find_stem(const struct stem_index *index, const char *stem, size_t length)
 {
@@ -120,26 +129,21 @@ static int find_stem(const struct stem_index *index, const char *stem, size_t le
 	return -1;
 }
 
-/* Every stem starts with "lib" and has a character after it. */
-static bool may_match(const struct stem_index *index, const char *name)
+/* Every stem starts with "lib" and has two characters after it. */
+static inline __attribute__((always_inline)) bool may_match(const struct stem_index *index, const char *name)
 {
 	if (name[0] != 'l' || name[1] != 'i' || name[2] != 'b' || name[3] == '\0')
 		return false;
-	unsigned char first = (unsigned char)name[3];
-	return (index->first_chars[first >> 6] & (1ull << (first & 63))) != 0;
+	unsigned pair = pair_of(name + 3);
+	return (index->pairs[pair >> 6] >> (pair & 63)) & 1;
 }
 
-bool libnames_may_match_linux(const char *name)
-{
-	struct stem_index scratch;
-	return may_match(stem_index(&scratch), name);
-}
+bool libnames_may_match_linux(const char *name) { return may_match(stem_index(), name); }
 
 int libnames_match_linux(const char *name, struct libname_match *match)
 {
 	struct libname_match unused;
-	struct stem_index scratch;
-	const struct stem_index *index = stem_index(&scratch);
+	const struct stem_index *index = stem_index();
 	if (!match)
 		match = &unused;
 	if (!name || !may_match(index, name))

@@ -78,19 +78,36 @@ static bool try_folder(struct walk *walk, const char *folder, enum search_step s
 	int n = snprintf(path, sizeof(path), "%.*s%c%s", (int)length, folder, SEPARATOR, walk->request->name);
 	if (n < 0 || (size_t)n >= sizeof(path) || !platform_is_file(path))
 		return false;
-	return walk->visit(path, step, step == SEARCH_LOADER ? walk->loader_step : LOADER_LISTED, walk->arg);
+	return walk->visit(path, step, LOADER_LISTED, walk->arg);
 }
 
+static bool try_loader_file(const char *path, const char *subdir, void *arg)
+{
+	struct walk *walk = arg;
+	(void)subdir;
+	return platform_is_file(path) && walk->visit(path, SEARCH_LOADER, walk->loader_step, walk->arg);
+}
+
+/* One folder of the loader's own search: its subfolders first, as the loader tries them. */
 static enum loader_visit_result try_loader_folder(const char *folder, enum loader_step step, void *arg)
 {
 	struct walk *walk = arg;
+	const struct search_request *request = walk->request;
+	struct folder_identity identity;
 	walk->loader_step = step;
 	if (step == LOADER_CACHE)
-		return walk->request->cache_entry && platform_is_file(walk->request->cache_entry) &&
-		       walk->visit(walk->request->cache_entry, SEARCH_LOADER, LOADER_CACHE, walk->arg)
+		return request->cache_entry && platform_is_file(request->cache_entry) &&
+		       walk->visit(request->cache_entry, SEARCH_LOADER, LOADER_CACHE, walk->arg)
 			       ? LOADER_STOP
 			       : LOADER_NEXT_FOLDER;
-	return try_folder(walk, folder, SEARCH_LOADER) ? LOADER_STOP : LOADER_NEXT_FOLDER;
+	if (!folder || !folder[0] || !platform_folder_identity(folder, &identity) || seen_before(walk, &identity))
+		return LOADER_NEXT_FOLDER;
+	switch (loader_folder_files(request->machine, folder, request->name, try_loader_file, walk)) {
+	case LOADER_FOLDER_TAKEN: return LOADER_STOP;
+	case LOADER_FOLDER_UNKNOWN: return walk->visit(NULL, SEARCH_LOADER, step, walk->arg) ? LOADER_STOP : LOADER_NEXT_FOLDER;
+	case LOADER_FOLDER_NONE: break;
+	}
+	return LOADER_NEXT_FOLDER;
 }
 
 bool search_wheel_root(const char *folder, char *parent, size_t size, const char **leaf)

@@ -23,6 +23,7 @@ struct search_request {
 	enum loader_lookup lookup;
 	const struct loader_object *asker;
 	const struct loader_process *process;
+	const struct loader_machine *machine; /* the subfolders it tries in each folder (NULL: unknown) */
 	/* What ld.so.cache holds for name, looked up by the front (the loader's cache step), or NULL. */
 	const char *cache_entry;
 	const char *caller_folder;       /* NULL unless the asker is an NVIDIA library */
@@ -30,7 +31,8 @@ struct search_request {
 };
 
 /* Called with each candidate path that exists as a file; returns true to stop the search. For
-   SEARCH_LOADER, loader_step is the loader's step; it is LOADER_LISTED otherwise. */
+   SEARCH_LOADER, loader_step is the loader's step (LOADER_LISTED otherwise), and path is NULL for a
+   folder where the loader may find the name in subfolders the model cannot name. */
 typedef bool (*search_visit)(const char *path, enum search_step step, enum loader_step loader_step, void *arg);
 
 /* Walks the candidates; true when the visitor stopped it. Each folder is tried once. */

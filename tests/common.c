@@ -201,6 +201,21 @@ struct test_run test_probe(const char *const *env, const char *args)
 	return run;
 }
 
+char *test_loader_expansion(const char *element)
+{
+	/* The loader prints the LD_LIBRARY_PATH list it searches, each folder after its subfolders. */
+	const char *env[] = { test_format("LD_LIBRARY_PATH=%s", element), "LD_DEBUG=libs", NULL };
+	struct test_run run = test_probe(env, "");
+	const char *line = strstr(run.output, "search path=");
+	ck_assert_msg(line, "the loader printed no search path for %s: %s", element, run.output);
+	const char *end = strstr(line, "\t\t(LD_LIBRARY_PATH)");
+	ck_assert_msg(end, "%s", run.output);
+	const char *last = end;
+	while (last > line && last[-1] != ':' && last[-1] != '=')
+		last--;
+	return test_format("%.*s", (int)(end - last), last);
+}
+
 bool test_contains(const char *haystack, const char *needle) { return haystack && strstr(haystack, needle); }
 
 size_t test_count(const char *haystack, const char *needle)

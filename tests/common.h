@@ -45,6 +45,9 @@ struct test_run test_run(const char *const *argv, const char *const *env, int ti
 /* Runs the probe program (tests/probe.c) with args, under env; output as test_run. */
 struct test_run test_probe(const char *const *env, const char *args);
 
+/* What the loader makes of one search-list element (its tokens expanded), asked of the loader. */
+char *test_loader_expansion(const char *element);
+
 bool test_contains(const char *haystack, const char *needle);
 size_t test_count(const char *haystack, const char *needle);
 

@@ -9,8 +9,9 @@
      origins               nvi_list_origins of every family
      rescan                nvi_rescan
      maps TEXT             the mapped files whose path contains TEXT
-     errno NAME            dlopen NAME with errno set to EDOM before; prints errno after
-     nvrtc LIB             NVRTC: create and compile a small kernel (real libnvrtc) */
+     errno[:FLAGS] NAME    dlopen NAME with errno set to EDOM before; prints errno and dlerror after
+     nvrtc LIB             NVRTC: create and compile a small kernel (real libnvrtc)
+     cd FOLDER             change the working folder */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "nvinterpose.h"
 #include "nvrtc-compile.h"
@@ -164,11 +166,18 @@ int main(int argc, char **argv)
 		} else if (strcmp(command, "maps") == 0) {
 			print_maps(arg);
 			i++;
-		} else if (strcmp(command, "errno") == 0) {
+		} else if (strncmp(command, "errno", 5) == 0 && (command[5] == '\0' || command[5] == ':')) {
+			int flags = parse_flags(command[5] ? command + 6 : NULL);
+			dlerror();
 			errno = EDOM;
-			void *h = dlopen(arg, RTLD_NOW);
+			void *h = dlopen(arg[0] == '-' && !arg[1] ? NULL : arg, flags);
 			int after = errno;
-			printf("errno %s: %s, errno %s\n", arg, h ? "loaded" : "failed", after == EDOM ? "EDOM kept" : "changed");
+			const char *error = dlerror();
+			printf("errno %s: %s, errno %s, dlerror %s\n", arg, h ? "loaded" : "failed",
+			       after == EDOM ? "EDOM kept" : strerror(after), error ? error : "none");
+			i++;
+		} else if (strcmp(command, "cd") == 0) {
+			printf("cd %s: %s\n", arg, chdir(arg) == 0 ? "ok" : strerror(errno));
 			i++;
 		} else if (strcmp(command, "nvrtc") == 0) {
 			status |= nvrtc(arg);

@@ -17,9 +17,9 @@ struct standin_wheel standin_nvrtc_wheel(int with_builtins)
 	wheel.root = test_tmpdir();
 	wheel.lib = test_format("%s/site-packages/nvidia/cuda_nvrtc/lib", wheel.root);
 	test_mkdirs(wheel.lib);
-	wheel.nvrtc = test_format("%s/libnvrtc.so.12", wheel.lib);
-	wheel.builtins = test_format("%s/libnvrtc-builtins.so.12.9", wheel.lib);
-	test_build_library("nvrtc_like.c", wheel.nvrtc, "libnvrtc.so.12", "");
+	wheel.nvrtc = test_format("%s/libnvrtc.so.77", wheel.lib);
+	wheel.builtins = test_format("%s/libnvrtc-builtins.so.77.1", wheel.lib);
+	test_build_library("nvrtc_like.c", wheel.nvrtc, "libnvrtc.so.77", "");
 	if (with_builtins)
 		standin_builtins(wheel.builtins, 42, NULL);
 	return wheel;

@@ -1,13 +1,13 @@
-/* Stand-in NVIDIA trees built at test time, shared by the preload suites. They use CUDA 12 names
-   (libnvrtc.so.12, libnvrtc-builtins.so.12.9): the machine's CUDA 13 toolkit is in ld.so.cache, and
-   a stand-in named like it would be shadowed by the real file. */
+/* Stand-in NVIDIA trees built at test time, shared by the preload suites. They use a major no real
+   package ships (libnvrtc.so.77, libnvrtc-builtins.so.77.1): a stand-in named like an installed
+   CUDA (a toolkit in ld.so.cache, Debian's 11.8 packages) would be answered by the real file. */
 #pragma once
 
 struct standin_wheel {
 	char *root;     /* a temporary folder */
 	char *lib;      /* ROOT/site-packages/nvidia/cuda_nvrtc/lib */
-	char *nvrtc;    /* LIB/libnvrtc.so.12: NVRTC-like, no RUNPATH */
-	char *builtins; /* LIB/libnvrtc-builtins.so.12.9: builtins_value() == 42 */
+	char *nvrtc;    /* LIB/libnvrtc.so.77: NVRTC-like, no RUNPATH */
+	char *builtins; /* LIB/libnvrtc-builtins.so.77.1: builtins_value() == 42 */
 };
 
 /* The NVRTC wheel layout with an NVRTC-like library and, when with_builtins, its builtins beside it. */

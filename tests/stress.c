@@ -65,7 +65,7 @@ static void *worker(void *arg)
 			}
 			break;
 		case 2:
-			h = dlopen("libnvrtc.so.12", RTLD_NOW | RTLD_NOLOAD);
+			h = dlopen("libnvrtc.so.77", RTLD_NOW | RTLD_NOLOAD);
 			if (h)
 				dlclose(h);
 			break;

@@ -38,7 +38,7 @@ START_TEST(test_bad_path_entries_are_reported_and_good_ones_kept)
 	struct standin_wheel wheel = standin_nvrtc_wheel(0);
 	char *good = test_format("%s/good", wheel.root);
 	test_mkdirs(good);
-	standin_builtins(test_format("%s/libnvrtc-builtins.so.12.9", good), 45, NULL);
+	standin_builtins(test_format("%s/libnvrtc-builtins.so.77.1", good), 45, NULL);
 	char long_entry[5001];
 	memset(long_entry, 'x', sizeof(long_entry) - 1);
 	long_entry[0] = '/';
@@ -86,7 +86,7 @@ START_TEST(test_garbage_file_with_the_dependents_name_is_skipped)
 	test_write_file(wheel.builtins, "this is not a shared object\n");
 	char *good = test_format("%s/good", wheel.root);
 	test_mkdirs(good);
-	standin_builtins(test_format("%s/libnvrtc-builtins.so.12.9", good), 46, NULL);
+	standin_builtins(test_format("%s/libnvrtc-builtins.so.77.1", good), 46, NULL);
 	const char *env[] = { standin_preload(), test_format("NVINTERPOSE_PATH=%s", good), "NVINTERPOSE_LOG=info", NULL };
 	struct test_run run = test_probe(env, test_format("call %s nvrtc_like_compile", wheel.nvrtc));
 	ck_assert_msg(test_contains(run.output, test_format("%s is not a shared object this process can load; skipped", wheel.builtins)), "%s", run.output);
@@ -106,7 +106,7 @@ START_TEST(test_foreign_machine_library_with_the_right_name_is_skipped)
 	const char *env[] = { standin_preload(), "NVINTERPOSE_LOG=info", NULL };
 	struct test_run run = test_probe(env, test_format("call %s nvrtc_like_compile", wheel.nvrtc));
 	ck_assert_msg(test_contains(run.output, "not a shared object this process can load; skipped"), "%s", run.output);
-	ck_assert_msg(test_contains(run.output, "failed to open libnvrtc-builtins.so.12.9: libnvrtc-builtins.so.12.9: cannot open shared object file"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "failed to open libnvrtc-builtins.so.77.1: libnvrtc-builtins.so.77.1: cannot open shared object file"), "%s", run.output);
 }
 END_TEST
 
@@ -129,7 +129,7 @@ START_TEST(test_hostile_names_are_passed_to_the_loader)
 	memcpy(name, "libnvrtc", 8);
 	name[sizeof(name) - 1] = '\0';
 	const char *env[] = { standin_preload(), NULL };
-	char *args = test_format("open %s open libnvrtc.so.12/../libz.so.1 open 'libnvrtc-builtins.so.12.9\n' open libnvrtc-builtins-zzzzzzzz.so.13", name);
+	char *args = test_format("open %s open libnvrtc.so.77/../libz.so.1 open 'libnvrtc-builtins.so.77.1\n' open libnvrtc-builtins-zzzzzzzz.so.13", name);
 	struct test_run plain = test_probe(no_env, args);
 	struct test_run run = test_probe(env, args);
 	ck_assert_str_eq(plain.output, run.output);

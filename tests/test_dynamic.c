@@ -115,8 +115,8 @@ static char *standin(void)
 	char *folder = test_tmpdir();
 	char *dep = test_format("%s/libdep.so.1", folder);
 	test_build_library("value.c", dep, "libdep.so.1", "");
-	char *path = test_format("%s/libnvrtc-builtins.so.12.9", folder);
-	test_build_library("value.c", path, "libnvrtc-builtins.so.12.9",
+	char *path = test_format("%s/libnvrtc-builtins.so.77.1", folder);
+	test_build_library("value.c", path, "libnvrtc-builtins.so.77.1",
 			   test_format("-Wl,--no-as-needed '%s' -Wl,--disable-new-dtags,-rpath,'$ORIGIN/a:/b' -Wl,-z,nodefaultlib", dep));
 	return path;
 }
@@ -127,7 +127,7 @@ START_TEST(test_same_facts_as_libelf_for_a_standin)
 	ck_assert(compare(path, path));
 	static struct dynamic_file file;
 	ck_assert_int_eq(dynamic_read_file(path, &file), 0);
-	ck_assert_str_eq(file.soname, "libnvrtc-builtins.so.12.9");
+	ck_assert_str_eq(file.soname, "libnvrtc-builtins.so.77.1");
 	ck_assert_str_eq(file.rpath, "$ORIGIN/a:/b");
 	ck_assert(file.nodeflib);
 	ck_assert_msg(file.needed_count >= 2 && strcmp(file.needed[0], "libdep.so.1") == 0, "%zu", file.needed_count);
@@ -163,6 +163,112 @@ START_TEST(test_hostile_paths_give_an_error)
 	test_write_file(empty, "");
 	ck_assert_int_eq(dynamic_read_file(empty, &file), -ENOEXEC);
 }
+END_TEST
+
+/* The reader's file reads, wrapped (the suite links with --wrap for pread64 and mmap64, the
+   names large-file builds call): once armed,
+   the file is cut to nothing after the armed-th read or mapping, as pip rewriting a wheel would
+   cut a candidate while the runtime reads it. */
+static int cut_after = -1;
+static int reads_seen;
+static const char *cut_path;
+ssize_t __real_pread64(int fd, void *buffer, size_t count, off_t offset);
+ssize_t __wrap_pread64(int fd, void *buffer, size_t count, off_t offset);
+void *__real_mmap64(void *address, size_t length, int protection, int flags, int fd, off_t offset);
+void *__wrap_mmap64(void *address, size_t length, int protection, int flags, int fd, off_t offset);
+
+static void count_read(int fd)
+{
+	if (cut_after >= 0 && fd >= 0 && ++reads_seen == cut_after + 1 && cut_path)
+		ck_assert_int_eq(truncate(cut_path, 0), 0);
+}
+
+ssize_t __wrap_pread64(int fd, void *buffer, size_t count, off_t offset)
+{
+	ssize_t n = __real_pread64(fd, buffer, count, offset);
+	count_read(fd);
+	return n;
+}
+
+void *__wrap_mmap64(void *address, size_t length, int protection, int flags, int fd, off_t offset)
+{
+	void *mapped = __real_mmap64(address, length, protection, flags, fd, offset);
+	count_read(fd);
+	return mapped;
+}
+
+START_TEST(test_file_truncated_while_read_gives_an_error_never_a_signal)
+{
+	char *source = standin();
+	size_t size = 0;
+	char *bytes = test_read_stream(fopen(source, "rb"), &size);
+	/* How many reads a whole read takes, then each cut in turn, each in a child of its own. */
+	cut_after = 1 << 30;
+	reads_seen = 0;
+	static struct dynamic_file file;
+	ck_assert_int_eq(dynamic_read_file(source, &file), 0);
+	int reads = reads_seen;
+	ck_assert_int_gt(reads, 0);
+	for (int k = 0; k < reads; k++) {
+		char *copy = test_format("%s.cut%d", source, k);
+		FILE *out = fopen(copy, "wb");
+		fwrite(bytes, 1, size, out);
+		fclose(out);
+		fflush(NULL);
+		pid_t pid = fork();
+		ck_assert_int_ge(pid, 0);
+		if (pid == 0) {
+			cut_after = k;
+			cut_path = copy;
+			reads_seen = 0;
+			int error = dynamic_read_file(copy, &file);
+			/* Cut after its last read, the reader has read it all. */
+			bool expected = k == reads - 1 ? error == 0 : error == -EIO || error == -ENOEXEC;
+			_exit(expected ? 0 : 1);
+		}
+		int status = 0;
+		waitpid(pid, &status, 0);
+		ck_assert_msg(!WIFSIGNALED(status), "cut after read %d of %d: killed by signal %d", k, reads, WTERMSIG(status));
+		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "cut after read %d of %d: not the answer expected", k, reads);
+	}
+	cut_after = -1;
+}
+END_TEST
+
+/* A loaded object made up in memory: a PT_LOAD over a buffer holding its dynamic section and a
+   string table with its soname, at a small load base. glibc adds the base to DT_STRTAB in a
+   writable dynamic section and leaves it an offset in a read-only one (the vDSO's): the reader
+   must follow that rule, not guess from the value. */
+static void check_loaded_soname_with_strtab_stored(bool writable)
+{
+	static union {
+		ElfW(Dyn) dynamic[4];
+		char bytes[256];
+	} image;
+	static const char strings[] = "\0libnvrtc.so.77";
+	memcpy(image.bytes + 128, strings, sizeof(strings));
+	ElfW(Addr) base = 0x1000;
+	ElfW(Addr) address = (ElfW(Addr))image.bytes; /* where the object lies in memory */
+	ElfW(Addr) strtab_offset = address + 128 - base;
+	image.dynamic[0] = (ElfW(Dyn)){ .d_tag = DT_STRTAB, .d_un.d_ptr = writable ? base + strtab_offset : strtab_offset };
+	image.dynamic[1] = (ElfW(Dyn)){ .d_tag = DT_STRSZ, .d_un.d_val = sizeof(strings) };
+	image.dynamic[2] = (ElfW(Dyn)){ .d_tag = DT_SONAME, .d_un.d_val = 1 };
+	image.dynamic[3] = (ElfW(Dyn)){ .d_tag = DT_NULL };
+	ElfW(Phdr) phdr[2] = {
+		{ .p_type = PT_LOAD, .p_flags = PF_R | PF_W, .p_vaddr = address - base, .p_memsz = sizeof(image) },
+		{ .p_type = PT_DYNAMIC, .p_flags = writable ? PF_R | PF_W : PF_R, .p_vaddr = address - base,
+		  .p_memsz = sizeof(image.dynamic) },
+	};
+	struct dynamic_facts facts;
+	ck_assert(dynamic_read_loaded(base, phdr, 2, &facts));
+	ck_assert_msg(facts.soname && strcmp(facts.soname, "libnvrtc.so.77") == 0, "writable %d: soname %s", writable,
+		      facts.soname ? facts.soname : "(none)");
+}
+
+START_TEST(test_strtab_of_a_writable_dynamic_section_is_relocated_in_place) { check_loaded_soname_with_strtab_stored(true); }
+END_TEST
+
+START_TEST(test_strtab_of_a_read_only_dynamic_section_stays_an_offset) { check_loaded_soname_with_strtab_stored(false); }
 END_TEST
 
 /* A copy of the stand-in with patch applied to its header or program headers. */
@@ -254,6 +360,9 @@ int main(int argc, char **argv)
 		tcase_add_test(tc, test_same_facts_as_libelf_for_a_standin);
 		tcase_add_test(tc, test_broken_files_give_an_error_or_the_same_facts);
 		tcase_add_test(tc, test_hostile_paths_give_an_error);
+		tcase_add_test(tc, test_file_truncated_while_read_gives_an_error_never_a_signal);
+		tcase_add_test(tc, test_strtab_of_a_writable_dynamic_section_is_relocated_in_place);
+		tcase_add_test(tc, test_strtab_of_a_read_only_dynamic_section_stays_an_offset);
 		tcase_add_test(tc, test_dynamic_section_overlapping_the_header_is_refused_by_both);
 		tcase_add_test(tc, test_program_headers_overlapping_the_header_are_refused_by_both);
 	}

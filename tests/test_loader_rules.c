@@ -53,7 +53,7 @@ static void check_caller_search_path_is_kept(const char *dtags, int value)
 {
 	char *root = test_tmpdir();
 	test_mkdirs(test_format("%s/sub", root));
-	standin_builtins(test_format("%s/sub/libnvrtc-builtins.so.12.9", root), value, NULL);
+	standin_builtins(test_format("%s/sub/libnvrtc-builtins.so.77.1", root), value, NULL);
 	char *host = test_format("%s/libhost.so", root);
 	test_build_library("host.c", host, "libhost.so", test_format("-Wl,%s,-rpath,'$ORIGIN/sub'", dtags));
 	struct standin_wheel wheel = standin_nvrtc_wheel(1);
@@ -69,18 +69,18 @@ END_TEST
 
 START_TEST(test_origin_of_library_loaded_through_symlink_is_the_links_folder)
 {
-	/* libcudnn.so.9 in real/ is reached through link/libcudnn.so.9; its RUNPATH $ORIGIN means
+	/* libcudnn.so.77 in real/ is reached through link/libcudnn.so.77; its RUNPATH $ORIGIN means
 	   link/, where alone the sub-library is. */
 	char *root = test_tmpdir();
 	char *real = test_format("%s/real", root), *link = test_format("%s/link", root);
 	test_mkdirs(real);
 	test_mkdirs(link);
-	test_build_library("cudnn_like.c", test_format("%s/libcudnn.so.9", real), "libcudnn.so.9", "-Wl,--enable-new-dtags,-rpath,'$ORIGIN'");
-	test_build_library("value.c", test_format("%s/libcudnn_ops.so.9", link), "libcudnn_ops.so.9", "-DVALUE_SYMBOL=ops_value -DVALUE=3");
-	ck_assert_int_eq(symlink(test_format("%s/libcudnn.so.9", real), test_format("%s/libcudnn.so.9", link)), 0);
-	same_with_and_without(NULL, test_format("call %s/libcudnn.so.9 cudnn_like_load", link), "call cudnn_like_load: 3");
+	test_build_library("cudnn_like.c", test_format("%s/libcudnn.so.77", real), "libcudnn.so.77", "-Wl,--enable-new-dtags,-rpath,'$ORIGIN'");
+	test_build_library("value.c", test_format("%s/libcudnn_ops.so.77", link), "libcudnn_ops.so.77", "-DVALUE_SYMBOL=ops_value -DVALUE=3");
+	ck_assert_int_eq(symlink(test_format("%s/libcudnn.so.77", real), test_format("%s/libcudnn.so.77", link)), 0);
+	same_with_and_without(NULL, test_format("call %s/libcudnn.so.77 cudnn_like_load", link), "call cudnn_like_load: 3");
 	const char *env[] = { standin_preload(), NULL };
-	struct test_run run = test_probe(env, test_format("open %s/libcudnn.so.9 origin cudnn", link));
+	struct test_run run = test_probe(env, test_format("open %s/libcudnn.so.77 origin cudnn", link));
 	ck_assert_msg(test_contains(run.output, test_format("origin cudnn: %s\n", link)), "%s", run.output);
 }
 END_TEST
@@ -93,7 +93,7 @@ START_TEST(test_executable_rpath_applies_to_a_needed_librarys_bare_name_load)
 	char *root = test_tmpdir();
 	char *plugins = test_format("%s/plugins", root);
 	test_mkdirs(plugins);
-	standin_builtins(test_format("%s/libnvrtc-builtins.so.12.9", plugins), 11, NULL);
+	standin_builtins(test_format("%s/libnvrtc-builtins.so.77.1", plugins), 11, NULL);
 	test_build_library("host.c", test_format("%s/libhost.so", plugins), "libhost.so", "");
 	char *program = test_format("%s/rpath-main", root);
 	char *command = test_format("'%s' -o '%s' '%s/rpath_main.c' -L'%s' -lhost -Wl,--disable-new-dtags,-rpath,'%s'",
@@ -112,6 +112,35 @@ START_TEST(test_executable_rpath_applies_to_a_needed_librarys_bare_name_load)
 }
 END_TEST
 
+START_TEST(test_cache_question_never_searches_the_programs_rpath_for_a_caller_with_runpath)
+{
+	/* The same layout, but libhost.so has a RUNPATH (of an empty folder): a caller with a RUNPATH
+	   never gets the program's RPATH, so the loader finds no builtins for it. The runtime asks the
+	   loader by name for what only ld.so.cache could hold, from its own frame: that must not see
+	   the program's RPATH either, and the copy NVINTERPOSE_PATH names is loaded, not plugins/'. */
+	char *root = test_tmpdir();
+	char *plugins = test_format("%s/plugins", root);
+	const char *empty = test_mkdirs(test_format("%s/empty", root));
+	test_mkdirs(plugins);
+	standin_builtins(test_format("%s/libnvrtc-builtins.so.77.1", plugins), 11, NULL);
+	test_build_library("host.c", test_format("%s/libhost.so", plugins), "libhost.so",
+			   test_format("-Wl,--enable-new-dtags,-rpath,'%s'", empty));
+	char *program = test_format("%s/rpath-main", root);
+	char *command = test_format("'%s' -o '%s' '%s/rpath_main.c' -L'%s' -lhost -Wl,--disable-new-dtags,-rpath,'%s'",
+				    test_setting("NVI_CC"), program, test_setting("NVI_FIXTURES"), plugins, plugins);
+	const char *build[] = { "/bin/sh", "-c", command, NULL };
+	struct test_run built = test_run(build, no_env, 120);
+	ck_assert_msg(built.status == 0, "%s", built.output);
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	const char *argv[] = { program, NULL };
+	const char *env[] = { standin_preload(), test_format("NVINTERPOSE_PATH=%s", wheel.lib), NULL };
+	struct test_run plain = test_run(argv, no_env, 60);
+	struct test_run run = test_run(argv, env, 60);
+	ck_assert_msg(test_contains(plain.output, "plugin: -1"), "%s", plain.output);
+	ck_assert_msg(test_contains(run.output, "plugin: 42"), "%s", run.output);
+}
+END_TEST
+
 START_TEST(test_bare_name_of_a_library_without_soname_follows_the_callers_rpath)
 {
 	/* Two copies of an NVIDIA-named library without DT_SONAME: one loaded by path from x/ (and on
@@ -121,12 +150,12 @@ START_TEST(test_bare_name_of_a_library_without_soname_follows_the_callers_rpath)
 	char *x = test_format("%s/x", root), *y = test_format("%s/y", root);
 	test_mkdirs(x);
 	test_mkdirs(y);
-	test_build_library("value.c", test_format("%s/libcudart.so.12", x), "", "-DVALUE=1");
-	test_build_library("value.c", test_format("%s/libcudart.so.12", y), "", "-DVALUE=2");
+	test_build_library("value.c", test_format("%s/libcudart.so.77", x), "", "-DVALUE=1");
+	test_build_library("value.c", test_format("%s/libcudart.so.77", y), "", "-DVALUE=2");
 	char *host = test_format("%s/libhost.so", root);
-	test_build_library("host.c", host, "libhost.so", test_format("-DPLUGIN='\"libcudart.so.12\"' -Wl,--disable-new-dtags,-rpath,'%s'", y));
+	test_build_library("host.c", host, "libhost.so", test_format("-DPLUGIN='\"libcudart.so.77\"' -Wl,--disable-new-dtags,-rpath,'%s'", y));
 	const char *env[] = { test_format("LD_LIBRARY_PATH=%s", x), NULL };
-	same_with_and_without(env, test_format("open %s/libcudart.so.12 open %s/libcudart.so.12 call %s host_load_plugin", x, x, host),
+	same_with_and_without(env, test_format("open %s/libcudart.so.77 open %s/libcudart.so.77 call %s host_load_plugin", x, x, host),
 			      "call host_load_plugin: 2");
 }
 END_TEST
@@ -137,8 +166,8 @@ START_TEST(test_ld_library_path_order_is_kept)
 	char *first = test_format("%s/first", root), *second = test_format("%s/second", root);
 	test_mkdirs(first);
 	test_mkdirs(second);
-	standin_builtins(test_format("%s/libnvrtc-builtins.so.12.9", first), 1, NULL);
-	standin_builtins(test_format("%s/libnvrtc-builtins.so.12.9", second), 2, NULL);
+	standin_builtins(test_format("%s/libnvrtc-builtins.so.77.1", first), 1, NULL);
+	standin_builtins(test_format("%s/libnvrtc-builtins.so.77.1", second), 2, NULL);
 	struct standin_wheel wheel = standin_nvrtc_wheel(1);
 	const char *env[] = { test_format("LD_LIBRARY_PATH=%s:%s", first, second), NULL };
 	same_with_and_without(env, test_format("call %s nvrtc_like_compile", wheel.nvrtc), "call nvrtc_like_compile: 1");
@@ -148,8 +177,8 @@ END_TEST
 START_TEST(test_already_loaded_soname_returns_the_same_handle)
 {
 	struct standin_wheel wheel = standin_nvrtc_wheel(1);
-	same_with_and_without(NULL, test_format("same %s libnvrtc-builtins.so.12.9 same libnvrtc-builtins.so.12.9 libnvrtc-builtins.so.12.9", wheel.builtins),
-			      "same libnvrtc-builtins.so.12.9 libnvrtc-builtins.so.12.9: yes");
+	same_with_and_without(NULL, test_format("same %s libnvrtc-builtins.so.77.1 same libnvrtc-builtins.so.77.1 libnvrtc-builtins.so.77.1", wheel.builtins),
+			      "same libnvrtc-builtins.so.77.1 libnvrtc-builtins.so.77.1: yes");
 }
 END_TEST
 
@@ -159,9 +188,9 @@ START_TEST(test_pass_through_names_behave_as_without_the_runtime)
 	   the same answer and the same dlerror text, and errno untouched where the loader leaves it. */
 	struct standin_wheel wheel = standin_nvrtc_wheel(1);
 	same_with_and_without(NULL,
-			      test_format("open - open ./libnvrtc.so.12 open /nonexistent/libnvrtc.so.12 open '$ORIGIN/libnvrtc.so.12' "
-					  "open:noload libnvrtc.so.12 open:deepbind %s open libnvrtc-builtins.so.99.9 open libcublas.so.99 "
-					  "open / open libz.so.1 errno libz.so.1 errno libm.so.6 open:noload libnvrtc-builtins.so.12.9",
+			      test_format("open - open ./libnvrtc.so.77 open /nonexistent/libnvrtc.so.77 open '$ORIGIN/libnvrtc.so.77' "
+					  "open:noload libnvrtc.so.77 open:deepbind %s open libnvrtc-builtins.so.99.9 open libcublas.so.99 "
+					  "open / open libz.so.1 errno libz.so.1 errno libm.so.6 open:noload libnvrtc-builtins.so.77.1",
 					  wheel.builtins),
 			      "open libnvrtc-builtins.so.99.9: error: libnvrtc-builtins.so.99.9: cannot open shared object file");
 }
@@ -172,7 +201,7 @@ START_TEST(test_missing_dependent_keeps_the_loaders_message)
 	/* NVRTC registered, its builtins nowhere: the loader's own message for the original name. */
 	struct standin_wheel wheel = standin_nvrtc_wheel(0);
 	same_with_and_without(NULL, test_format("call %s nvrtc_like_compile", wheel.nvrtc),
-			      "failed to open libnvrtc-builtins.so.12.9: libnvrtc-builtins.so.12.9: cannot open shared object file: No such file or directory");
+			      "failed to open libnvrtc-builtins.so.77.1: libnvrtc-builtins.so.77.1: cannot open shared object file: No such file or directory");
 }
 END_TEST
 
@@ -189,7 +218,7 @@ START_TEST(test_both_glibc_symbol_versions_reach_the_hook)
 			   test_format("-Wl,--version-script,%s/old_libdl.map", test_setting("NVI_FIXTURES")));
 	struct standin_wheel old_wheel = standin_nvrtc_wheel(1);
 	char *old = old_wheel.nvrtc;
-	test_build_library("nvrtc_like.c", old, "libnvrtc.so.12", test_format("-L%s -Wl,--no-as-needed", sdk));
+	test_build_library("nvrtc_like.c", old, "libnvrtc.so.77", test_format("-L%s -Wl,--no-as-needed", sdk));
 	const char *argv[] = { "/bin/sh", "-c", test_format("objdump -T '%s' | grep -w dlopen", old), NULL };
 	struct test_run bound = test_run(argv, no_env, 60);
 	ck_assert_msg(test_contains(bound.output, "(GLIBC_2.2.5) dlopen"), "bound to the old version: %s", bound.output);
@@ -207,7 +236,7 @@ START_TEST(test_exports_are_exactly_the_hooks_and_the_api)
 {
 	const char *argv[] = { "/bin/sh", "-c", test_format("nm -D --defined-only '%s' | awk '{print $3}' | sort | tr '\\n' ' '", test_setting("NVI_RUNTIME")), NULL };
 	struct test_run run = test_run(argv, no_env, 60);
-	ck_assert_str_eq(run.output, "dlmopen dlopen nvi_family_origin nvi_list_origins nvi_register_folder nvi_rescan nvi_version ");
+	ck_assert_str_eq(run.output, "dlmopen dlopen la_objopen la_objsearch la_version nvi_family_origin nvi_list_origins nvi_register_folder nvi_rescan nvi_version ");
 	/* Unversioned: a named version node would make dlopen@@NODE and stop matching callers. */
 	const char *versions[] = { "/bin/sh", "-c", test_format("objdump -T '%s' | grep -E ' (dlopen|dlmopen)$'", test_setting("NVI_RUNTIME")), NULL };
 	run = test_run(versions, no_env, 60);
@@ -224,11 +253,15 @@ START_TEST(test_oldest_glibc_needed_is_2_34)
 }
 END_TEST
 
-START_TEST(test_runtime_has_no_runpath_and_needs_libc_and_the_loader_alone)
+START_TEST(test_runtime_runpath_is_the_loader_probe_and_it_needs_libc_and_the_loader_alone)
 {
-	const char *argv[] = { "/bin/sh", "-c", test_format("readelf -d '%s' | grep -E 'NEEDED|RPATH|RUNPATH' | sed 's/.*\\[//; s/\\]//' | sort | tr '\\n' ' '", test_setting("NVI_RUNTIME")), NULL };
+	/* The RUNPATH is a folder that cannot exist: the loader lists it expanded ($PLATFORM, $LIB) in
+	   the runtime's own search list, and as a RUNPATH it keeps the program's RPATH out of the
+	   runtime's own searches. Nothing else: no RPATH, no library beyond libc and the loader. */
+	const char *argv[] = { "/bin/sh", "-c", test_format("readelf -d '%s' | grep -E 'NEEDED|RPATH|RUNPATH' | sed 's/ *0x[0-9a-f]* *//; s/\\[//; s/\\]//' | tr -s ' ' | sort | tr '\\n' ' '", test_setting("NVI_RUNTIME")), NULL };
 	struct test_run run = test_run(argv, no_env, 60);
-	ck_assert_str_eq(run.output, "ld-linux-x86-64.so.2 libc.so.6 ");
+	ck_assert_str_eq(run.output, "(NEEDED) Shared library: ld-linux-x86-64.so.2 (NEEDED) Shared library: libc.so.6 "
+				     "(RUNPATH) Library runpath: /proc/self/nvinterpose-probe-P/$PLATFORM/nvinterpose-probe-L/$LIB/nvinterpose-probe-E ");
 }
 END_TEST
 
@@ -242,6 +275,7 @@ int main(void)
 	tcase_add_test(tc, test_rpath_of_caller_is_kept);
 	tcase_add_test(tc, test_origin_of_library_loaded_through_symlink_is_the_links_folder);
 	tcase_add_test(tc, test_executable_rpath_applies_to_a_needed_librarys_bare_name_load);
+	tcase_add_test(tc, test_cache_question_never_searches_the_programs_rpath_for_a_caller_with_runpath);
 	tcase_add_test(tc, test_bare_name_of_a_library_without_soname_follows_the_callers_rpath);
 	tcase_add_test(tc, test_ld_library_path_order_is_kept);
 	tcase_add_test(tc, test_already_loaded_soname_returns_the_same_handle);
@@ -250,7 +284,7 @@ int main(void)
 	tcase_add_test(tc, test_both_glibc_symbol_versions_reach_the_hook);
 	tcase_add_test(tc, test_exports_are_exactly_the_hooks_and_the_api);
 	tcase_add_test(tc, test_oldest_glibc_needed_is_2_34);
-	tcase_add_test(tc, test_runtime_has_no_runpath_and_needs_libc_and_the_loader_alone);
+	tcase_add_test(tc, test_runtime_runpath_is_the_loader_probe_and_it_needs_libc_and_the_loader_alone);
 	suite_add_tcase(suite, tc);
 	return test_main(suite);
 }

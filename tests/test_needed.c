@@ -1,6 +1,6 @@
 /* DT_NEEDED dependents: an NVIDIA library loaded by path whose NVIDIA DT_NEEDED lives in a sibling
    wheel folder (CUDA 12 layout: cusparse in nvidia/cusparse/lib, nvJitLink in nvidia/nvjitlink/lib).
-   Stand-ins use CUDA 12 names that the machine's ld.so.cache does not hold. */
+   Stand-ins use a major no real package ships (.so.77), so no installed CUDA can answer for them. */
 #include "common.h"
 #include "standins.h"
 
@@ -12,8 +12,8 @@ struct wheels {
 	char *root, *cusparse, *nvjitlink, *cusparse_lib, *nvjitlink_lib;
 };
 
-/* site-packages/nvidia/{cusparse,nvjitlink}/lib with libcusparse.so.11 (RUNPATH $ORIGIN, as the real
-   one) needing libnvJitLink.so.12, which returns 7: cusparse_value() == 1007. */
+/* site-packages/nvidia/{cusparse,nvjitlink}/lib with libcusparse.so.77 (RUNPATH $ORIGIN, as the real
+   one) needing libnvJitLink.so.77, which returns 7: cusparse_value() == 1007. */
 static struct wheels make_wheels(void)
 {
 	struct wheels w;
@@ -22,10 +22,10 @@ static struct wheels make_wheels(void)
 	w.nvjitlink = test_format("%s/site-packages/nvidia/nvjitlink/lib", w.root);
 	test_mkdirs(w.cusparse);
 	test_mkdirs(w.nvjitlink);
-	w.nvjitlink_lib = test_format("%s/libnvJitLink.so.12", w.nvjitlink);
-	test_build_library("value.c", w.nvjitlink_lib, "libnvJitLink.so.12", "-DVALUE_SYMBOL=nvjitlink_value -DVALUE=7");
-	w.cusparse_lib = test_format("%s/libcusparse.so.11", w.cusparse);
-	test_build_library("needer.c", w.cusparse_lib, "libcusparse.so.11",
+	w.nvjitlink_lib = test_format("%s/libnvJitLink.so.77", w.nvjitlink);
+	test_build_library("value.c", w.nvjitlink_lib, "libnvJitLink.so.77", "-DVALUE_SYMBOL=nvjitlink_value -DVALUE=7");
+	w.cusparse_lib = test_format("%s/libcusparse.so.77", w.cusparse);
+	test_build_library("needer.c", w.cusparse_lib, "libcusparse.so.77",
 			   test_format("-DNEEDER_SYMBOL=cusparse_value -DNEEDED_SYMBOL=nvjitlink_value '%s' -Wl,--enable-new-dtags,-rpath,'$ORIGIN'",
 				       w.nvjitlink_lib));
 	return w;
@@ -35,7 +35,7 @@ START_TEST(test_sibling_wheel_dt_needed_fails_without_the_runtime)
 {
 	struct wheels w = make_wheels();
 	struct test_run run = test_probe(no_env, test_format("open %s", w.cusparse_lib));
-	ck_assert_msg(test_contains(run.output, "error: libnvJitLink.so.12: cannot open shared object file"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "error: libnvJitLink.so.77: cannot open shared object file"), "%s", run.output);
 }
 END_TEST
 
@@ -50,7 +50,7 @@ START_TEST(test_sibling_wheel_dt_needed_loads_under_the_runtime)
 	ck_assert_msg(test_contains(run.output, test_format("maps: %s\n", w.nvjitlink_lib)), "%s", run.output);
 	ck_assert_int_eq(test_count(run.output, "maps: "), 1);
 	char *events = test_read_file(log);
-	ck_assert_msg(test_contains(events, test_format("\"event\":\"needed\",\"name\":\"libnvJitLink.so.12\",\"path\":\"%s\",\"caller\":\"%s\"", w.nvjitlink_lib, w.cusparse_lib)), "%s", events);
+	ck_assert_msg(test_contains(events, test_format("\"event\":\"needed\",\"name\":\"libnvJitLink.so.77\",\"path\":\"%s\",\"caller\":\"%s\"", w.nvjitlink_lib, w.cusparse_lib)), "%s", events);
 }
 END_TEST
 
@@ -70,12 +70,12 @@ START_TEST(test_dependencies_load_leaves_first)
 	struct wheels w = make_wheels();
 	char *cusolver = test_format("%s/site-packages/nvidia/cusolver/lib", w.root);
 	test_mkdirs(cusolver);
-	char *cusolver_lib = test_format("%s/libcusolver.so.10", cusolver);
-	test_build_library("needer.c", cusolver_lib, "libcusolver.so.10",
+	char *cusolver_lib = test_format("%s/libcusolver.so.77", cusolver);
+	test_build_library("needer.c", cusolver_lib, "libcusolver.so.77",
 			   test_format("-DNEEDER_SYMBOL=cusolver_value -DNEEDED_SYMBOL=cusparse_value '%s' -Wl,--enable-new-dtags,-rpath,'$ORIGIN'", w.cusparse_lib));
 	const char *env[] = { standin_preload(), NULL };
 	struct test_run plain = test_probe(no_env, test_format("call %s cusolver_value", cusolver_lib));
-	ck_assert_msg(test_contains(plain.output, "error: libcusparse.so.11: cannot open shared object file"), "%s", plain.output);
+	ck_assert_msg(test_contains(plain.output, "error: libcusparse.so.77: cannot open shared object file"), "%s", plain.output);
 	struct test_run run = test_probe(env, test_format("call %s cusolver_value", cusolver_lib));
 	ck_assert_msg(test_contains(run.output, "call cusolver_value: 2007"), "%s", run.output);
 }
@@ -88,13 +88,13 @@ START_TEST(test_dependency_cycle_ends)
 	char *a = test_format("%s/site-packages/nvidia/cufft/lib", root), *b = test_format("%s/site-packages/nvidia/curand/lib", root);
 	test_mkdirs(a);
 	test_mkdirs(b);
-	char *first = test_format("%s/libcurand.so.9", b), *second = test_format("%s/libcufft.so.10", a);
+	char *first = test_format("%s/libcurand.so.77", b), *second = test_format("%s/libcufft.so.77", a);
 	/* Build the cycle in three steps: b without its need, a needing b, b again needing a. */
-	test_build_library("value.c", first, "libcurand.so.9", "-DVALUE_SYMBOL=curand_value -DVALUE=5");
-	test_build_library("needer.c", second, "libcufft.so.10", test_format("-DNEEDER_SYMBOL=cufft_value -DNEEDED_SYMBOL=curand_value '%s'", first));
-	test_build_library("value.c", first, "libcurand.so.9", test_format("-DVALUE_SYMBOL=curand_value -DVALUE=5 '%s'", second));
+	test_build_library("value.c", first, "libcurand.so.77", "-DVALUE_SYMBOL=curand_value -DVALUE=5");
+	test_build_library("needer.c", second, "libcufft.so.77", test_format("-DNEEDER_SYMBOL=cufft_value -DNEEDED_SYMBOL=curand_value '%s'", first));
+	test_build_library("value.c", first, "libcurand.so.77", test_format("-DVALUE_SYMBOL=curand_value -DVALUE=5 '%s'", second));
 	const char *env[] = { standin_preload(), NULL };
-	struct test_run run = test_probe(env, test_format("open %s call %s cufft_value", test_format("%s/libnvrtc.so.12", standin_nvrtc_wheel(0).lib), second));
+	struct test_run run = test_probe(env, test_format("open %s call %s cufft_value", test_format("%s/libnvrtc.so.77", standin_nvrtc_wheel(0).lib), second));
 	ck_assert_msg(run.status == 0 && test_contains(run.output, "call cufft_value: 1005"), "%s", run.output);
 }
 END_TEST
@@ -103,12 +103,12 @@ START_TEST(test_runpath_that_covers_the_dependency_needs_no_help)
 {
 	/* The dependency lies beside the parent, whose RUNPATH is $ORIGIN: the loader finds it. */
 	struct wheels w = make_wheels();
-	test_copy_file(w.nvjitlink_lib, test_format("%s/libnvJitLink.so.12", w.cusparse));
+	test_copy_file(w.nvjitlink_lib, test_format("%s/libnvJitLink.so.77", w.cusparse));
 	char *log = test_format("%s/events.jsonl", w.root);
 	const char *env[] = { standin_preload(), test_format("NVINTERPOSE_LOG_FILE=%s", log), NULL };
 	struct test_run run = test_probe(env, test_format("call %s cusparse_value maps libnvJitLink", w.cusparse_lib));
 	ck_assert_msg(test_contains(run.output, "call cusparse_value: 1007"), "%s", run.output);
-	ck_assert_msg(test_contains(run.output, test_format("maps: %s/libnvJitLink.so.12\n", w.cusparse)), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("maps: %s/libnvJitLink.so.77\n", w.cusparse)), "%s", run.output);
 	char *events = test_read_file(log);
 	ck_assert_msg(!test_contains(events, "\"needed\""), "%s", events);
 }
@@ -123,11 +123,11 @@ static void check_dlopen_caller_lists_do_not_reach_the_dt_needed(const char *dta
 {
 	struct wheels w = make_wheels();
 	if (cusparse_path_flags) /* the parent with an RPATH of its own (or none) instead of RUNPATH $ORIGIN */
-		test_build_library("needer.c", w.cusparse_lib, "libcusparse.so.11",
+		test_build_library("needer.c", w.cusparse_lib, "libcusparse.so.77",
 				   test_format("-DNEEDER_SYMBOL=cusparse_value -DNEEDED_SYMBOL=nvjitlink_value '%s' %s", w.nvjitlink_lib,
 					       cusparse_path_flags));
 	const char *a = test_mkdirs(test_format("%s/a", w.root));
-	test_build_library("value.c", test_format("%s/libnvJitLink.so.12", a), "libnvJitLink.so.12", "-DVALUE_SYMBOL=nvjitlink_value -DVALUE=99");
+	test_build_library("value.c", test_format("%s/libnvJitLink.so.77", a), "libnvJitLink.so.77", "-DVALUE_SYMBOL=nvjitlink_value -DVALUE=99");
 	char *caller = test_format("%s/libcaller.so.77", w.root);
 	test_build_library("host.c", caller, "libcaller.so.77",
 			   test_format("-DPLUGIN='\"%s\"' -DPLUGIN_SYMBOL='\"cusparse_value\"' -ldl -Wl,%s,-rpath,%s", w.cusparse_lib, dtags, a));
@@ -153,13 +153,45 @@ START_TEST(test_dt_needed_of_a_dlopened_library_never_sees_the_callers_rpath)
 }
 END_TEST
 
+/* The parent's RUNPATH uses $PLATFORM and $LIB; the folder they expand to (as the loader expands
+   them: dl_platform, not AT_PLATFORM) holds an nvJitLink (value 5) the loader takes. The runtime
+   must see it too and change nothing, though the wheel sibling holds another copy (value 7). */
+static void check_token_in_the_parents_runpath_is_expanded_as_the_loader_does(const char *runpath)
+{
+	struct wheels w = make_wheels();
+	char *expanded = test_loader_expansion(test_format("%s/%s", w.cusparse, runpath));
+	test_mkdirs(expanded);
+	test_build_library("value.c", test_format("%s/libnvJitLink.so.77", expanded), "libnvJitLink.so.77",
+			   "-DVALUE_SYMBOL=nvjitlink_value -DVALUE=5");
+	test_build_library("needer.c", w.cusparse_lib, "libcusparse.so.77",
+			   test_format("-DNEEDER_SYMBOL=cusparse_value -DNEEDED_SYMBOL=nvjitlink_value '%s' -Wl,--enable-new-dtags,-rpath,'$ORIGIN/%s'",
+				       w.nvjitlink_lib, runpath));
+	struct test_run plain = test_probe(no_env, test_format("call %s cusparse_value", w.cusparse_lib));
+	ck_assert_msg(test_contains(plain.output, "call cusparse_value: 1005"), "%s", plain.output);
+	const char *env[] = { standin_preload(), NULL };
+	struct test_run run = test_probe(env, test_format("call %s cusparse_value", w.cusparse_lib));
+	ck_assert_msg(test_contains(run.output, "call cusparse_value: 1005"), "the loader's own copy: %s", run.output);
+}
+
+START_TEST(test_platform_in_the_parents_runpath_is_the_loaders_dl_platform)
+{
+	check_token_in_the_parents_runpath_is_expanded_as_the_loader_does("by-platform/$PLATFORM");
+}
+END_TEST
+
+START_TEST(test_lib_in_the_parents_runpath_is_the_loaders)
+{
+	check_token_in_the_parents_runpath_is_expanded_as_the_loader_does("by-lib/${LIB}");
+}
+END_TEST
+
 START_TEST(test_rtld_now_binds_what_the_runtime_supplies)
 {
 	/* The supplied nvJitLink references a function nobody defines. The plain loader, finding that
 	   file itself, refuses it under RTLD_NOW; so the runtime must not load the parent with it: the
 	   call fails, with the loader's own message for what it could not do. RTLD_LAZY loads. */
 	struct wheels w = make_wheels();
-	test_build_library("unresolved.c", w.nvjitlink_lib, "libnvJitLink.so.12", "");
+	test_build_library("unresolved.c", w.nvjitlink_lib, "libnvJitLink.so.77", "");
 	const char *env[] = { standin_preload(), NULL };
 	const char *plain_env[] = { test_format("LD_LIBRARY_PATH=%s", w.nvjitlink), NULL };
 	struct test_run plain = test_probe(plain_env, test_format("open:now %s", w.cusparse_lib));
@@ -176,7 +208,7 @@ START_TEST(test_deepbind_load_is_left_alone)
 	struct wheels w = make_wheels();
 	const char *env[] = { standin_preload(), NULL };
 	struct test_run run = test_probe(env, test_format("open:now,deepbind %s", w.cusparse_lib));
-	ck_assert_msg(test_contains(run.output, "error: libnvJitLink.so.12: cannot open shared object file"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "error: libnvJitLink.so.77: cannot open shared object file"), "%s", run.output);
 }
 END_TEST
 
@@ -185,7 +217,7 @@ START_TEST(test_policy_off_leaves_dt_needed_alone)
 	struct wheels w = make_wheels();
 	const char *env[] = { standin_preload(), "NVINTERPOSE_POLICY=off", NULL };
 	struct test_run run = test_probe(env, test_format("open %s", w.cusparse_lib));
-	ck_assert_msg(test_contains(run.output, "error: libnvJitLink.so.12: cannot open shared object file"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "error: libnvJitLink.so.77: cannot open shared object file"), "%s", run.output);
 }
 END_TEST
 
@@ -201,6 +233,8 @@ int main(void)
 	tcase_add_test(tc, test_runpath_that_covers_the_dependency_needs_no_help);
 	tcase_add_test(tc, test_dt_needed_of_a_dlopened_library_never_sees_the_callers_runpath);
 	tcase_add_test(tc, test_dt_needed_of_a_dlopened_library_never_sees_the_callers_rpath);
+	tcase_add_test(tc, test_platform_in_the_parents_runpath_is_the_loaders_dl_platform);
+	tcase_add_test(tc, test_lib_in_the_parents_runpath_is_the_loaders);
 	tcase_add_test(tc, test_rtld_now_binds_what_the_runtime_supplies);
 	tcase_add_test(tc, test_deepbind_load_is_left_alone);
 	tcase_add_test(tc, test_policy_off_leaves_dt_needed_alone);

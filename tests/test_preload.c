@@ -15,7 +15,7 @@ START_TEST(test_nvrtc_like_fails_without_runtime)
 	struct standin_wheel wheel = standin_nvrtc_wheel(1);
 	struct test_run run = test_probe(no_env, test_format("call %s nvrtc_like_compile", wheel.nvrtc));
 	ck_assert_msg(test_contains(run.output, "call nvrtc_like_compile: -1"), "%s", run.output);
-	ck_assert_msg(test_contains(run.output, "failed to open libnvrtc-builtins.so.12.9"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "failed to open libnvrtc-builtins.so.77.1"), "%s", run.output);
 }
 END_TEST
 
@@ -73,8 +73,27 @@ START_TEST(test_origin_is_the_loaded_path_not_realpath)
 	char *link = test_format("%s/linked", wheel.root);
 	ck_assert_int_eq(symlink(wheel.lib, link), 0);
 	const char *env[] = { standin_preload(), NULL };
-	struct test_run run = test_probe(env, test_format("open %s/libnvrtc.so.12 origin nvrtc", link));
+	struct test_run run = test_probe(env, test_format("open %s/libnvrtc.so.77 origin nvrtc", link));
 	ck_assert_msg(test_contains(run.output, test_format("origin nvrtc: %s\n", link)), "%s", run.output);
+}
+END_TEST
+
+/* NVRTC loaded by a relative name, then the working folder changes. glibc fixed the object's
+   $ORIGIN against the working folder of its load; the runtime must register that folder (it sees the
+   load) or, attached only after it, none at all (and say why): never one made from the new one. */
+START_TEST(test_origin_of_a_relative_name_is_fixed_at_its_load)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(0);
+	char *above = test_format("%s/site-packages/nvidia/cuda_nvrtc", wheel.root);
+	const char *env[] = { standin_preload(), NULL };
+	struct test_run run = test_probe(env, test_format("cd %s open lib/libnvrtc.so.77 cd / origins", above));
+	ck_assert_msg(test_contains(run.output, test_format("origins: nvrtc %s/lib\n", above)), "%s", run.output);
+	ck_assert_msg(!test_contains(run.output, "origins: nvrtc /lib\n"), "%s", run.output);
+	const char *late_env[] = { "NVINTERPOSE_LOG=warn", NULL };
+	run = test_probe(late_env, test_format("cd %s open lib/libnvrtc.so.77 cd / late %s origins", above, test_setting("NVI_RUNTIME")));
+	ck_assert_msg(test_contains(run.output, "late: attached"), "%s", run.output);
+	ck_assert_msg(!test_contains(run.output, "origins: nvrtc"), "no folder is known: %s", run.output);
+	ck_assert_msg(test_contains(run.output, "loaded as lib/libnvrtc.so.77 (a relative name) before the runtime saw it"), "%s", run.output);
 }
 END_TEST
 
@@ -86,8 +105,8 @@ START_TEST(test_library_past_the_readers_bounds_is_still_registered)
 	char *rpath = test_format("%s", "/nonexistent");
 	while (strlen(rpath) < 17000)
 		rpath = test_format("%s:/nonexistent/%zu", rpath, strlen(rpath));
-	char *cublas = test_format("%s/libcublas.so.12", wheel.lib);
-	test_build_library("value.c", cublas, "libcublas.so.12", test_format("-DVALUE_SYMBOL=cublas_value -Wl,--disable-new-dtags,-rpath,'%s'", rpath));
+	char *cublas = test_format("%s/libcublas.so.77", wheel.lib);
+	test_build_library("value.c", cublas, "libcublas.so.77", test_format("-DVALUE_SYMBOL=cublas_value -Wl,--disable-new-dtags,-rpath,'%s'", rpath));
 	const char *env[] = { standin_preload(), NULL };
 	struct test_run run = test_probe(env, test_format("open %s close %s origin cublas", cublas, cublas));
 	ck_assert_msg(test_contains(run.output, test_format("open %s: %s\n", cublas, cublas)), "%s", run.output);
@@ -115,8 +134,8 @@ START_TEST(test_event_log_has_one_json_line_per_event)
 	ck_assert_msg(test_contains(run.output, "call nvrtc_like_compile: 42"), "%s", run.output);
 	char *events = test_read_file(log);
 	ck_assert_ptr_nonnull(events);
-	ck_assert_msg(test_contains(events, test_format("\"event\":\"register\",\"name\":\"libnvrtc.so.12\",\"path\":\"%s\"", wheel.lib)), "%s", events);
-	ck_assert_msg(test_contains(events, test_format("\"event\":\"redirect\",\"name\":\"libnvrtc-builtins.so.12.9\",\"path\":\"%s\",\"caller\":\"%s\",\"family\":\"nvrtc-builtins\",\"policy\":\"fallback\"",
+	ck_assert_msg(test_contains(events, test_format("\"event\":\"register\",\"name\":\"libnvrtc.so.77\",\"path\":\"%s\"", wheel.lib)), "%s", events);
+	ck_assert_msg(test_contains(events, test_format("\"event\":\"redirect\",\"name\":\"libnvrtc-builtins.so.77.1\",\"path\":\"%s\",\"caller\":\"%s\",\"family\":\"nvrtc-builtins\",\"policy\":\"fallback\"",
 							wheel.builtins, wheel.nvrtc)), "%s", events);
 	for (char *line = strtok(events, "\n"); line; line = strtok(NULL, "\n")) {
 		ck_assert_msg(strncmp(line, "{\"time\":", 8) == 0 && line[strlen(line) - 1] == '}', "not one JSON object: %s", line);
@@ -163,9 +182,9 @@ START_TEST(test_cudnn_like_runpath_is_left_to_the_loader)
 	char *root = test_tmpdir();
 	char *lib = test_format("%s/site-packages/nvidia/cudnn/lib", root);
 	test_mkdirs(lib);
-	char *parent = test_format("%s/libcudnn.so.9", lib);
-	test_build_library("cudnn_like.c", parent, "libcudnn.so.9", "-Wl,--enable-new-dtags,-rpath,'$ORIGIN'");
-	test_build_library("value.c", test_format("%s/libcudnn_ops.so.9", lib), "libcudnn_ops.so.9", "-DVALUE_SYMBOL=ops_value -DVALUE=9");
+	char *parent = test_format("%s/libcudnn.so.77", lib);
+	test_build_library("cudnn_like.c", parent, "libcudnn.so.77", "-Wl,--enable-new-dtags,-rpath,'$ORIGIN'");
+	test_build_library("value.c", test_format("%s/libcudnn_ops.so.77", lib), "libcudnn_ops.so.77", "-DVALUE_SYMBOL=ops_value -DVALUE=9");
 	char *log = test_format("%s/events.jsonl", root);
 	const char *env[] = { standin_preload(), test_format("NVINTERPOSE_LOG_FILE=%s", log), NULL };
 	struct test_run plain = test_probe(no_env, test_format("call %s cudnn_like_load", parent));
@@ -183,7 +202,7 @@ END_TEST
 START_TEST(test_hash_renamed_builtins_are_registered)
 {
 	struct standin_wheel wheel = standin_nvrtc_wheel(0);
-	char *renamed = test_format("%s/libnvrtc-builtins-2dc4bf68.so.12.9", wheel.lib);
+	char *renamed = test_format("%s/libnvrtc-builtins-2dc4bf68.so.77.1", wheel.lib);
 	standin_builtins(renamed, 42, NULL);
 	const char *env[] = { standin_preload(), NULL };
 	struct test_run run = test_probe(env, test_format("open %s origin nvrtc-builtins", renamed));
@@ -196,7 +215,7 @@ START_TEST(test_wheel_sibling_supplies_the_dependent)
 	struct standin_wheel wheel = standin_nvrtc_wheel(0);
 	char *sibling = test_format("%s/site-packages/nvidia/cuda_nvrtc_builtins/lib", wheel.root);
 	test_mkdirs(sibling);
-	standin_builtins(test_format("%s/libnvrtc-builtins.so.12.9", sibling), 43, NULL);
+	standin_builtins(test_format("%s/libnvrtc-builtins.so.77.1", sibling), 43, NULL);
 	const char *env[] = { standin_preload(), NULL };
 	struct test_run plain = test_probe(no_env, test_format("call %s nvrtc_like_compile", wheel.nvrtc));
 	struct test_run run = test_probe(env, test_format("call %s nvrtc_like_compile", wheel.nvrtc));
@@ -210,7 +229,7 @@ START_TEST(test_nvinterpose_path_supplies_the_dependent)
 	struct standin_wheel wheel = standin_nvrtc_wheel(0);
 	char *extra = test_format("%s/extra", wheel.root);
 	test_mkdirs(extra);
-	standin_builtins(test_format("%s/libnvrtc-builtins.so.12.9", extra), 44, NULL);
+	standin_builtins(test_format("%s/libnvrtc-builtins.so.77.1", extra), 44, NULL);
 	const char *env[] = { standin_preload(), test_format("NVINTERPOSE_PATH=%s", extra), NULL };
 	struct test_run run = test_probe(env, test_format("call %s nvrtc_like_compile", wheel.nvrtc));
 	ck_assert_msg(test_contains(run.output, "call nvrtc_like_compile: 44"), "%s", run.output);
@@ -223,10 +242,28 @@ START_TEST(test_loader_own_search_wins_over_origins)
 	struct standin_wheel wheel = standin_nvrtc_wheel(1);
 	char *system = test_format("%s/system", wheel.root);
 	test_mkdirs(system);
-	standin_builtins(test_format("%s/libnvrtc-builtins.so.12.9", system), 7, NULL);
+	standin_builtins(test_format("%s/libnvrtc-builtins.so.77.1", system), 7, NULL);
 	const char *plain_env[] = { test_format("LD_LIBRARY_PATH=%s", system), NULL };
 	const char *env[] = { standin_preload(), plain_env[0], NULL };
 	struct test_run plain = test_probe(plain_env, test_format("call %s nvrtc_like_compile", wheel.nvrtc));
+	struct test_run run = test_probe(env, test_format("call %s nvrtc_like_compile", wheel.nvrtc));
+	ck_assert_msg(test_contains(plain.output, "call nvrtc_like_compile: 7"), "%s", plain.output);
+	ck_assert_msg(test_contains(run.output, "call nvrtc_like_compile: 7"), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_callers_runpath_wins_over_its_own_folder)
+{
+	/* fallback: NVRTC's RUNPATH names a folder with a builtins (7), its own folder holds another
+	   (42). Only the loader's search for the caller knows the RUNPATH's copy: the runtime must ask
+	   it first, and leave the call to the loader. */
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	char *system = test_format("%s/system", wheel.root);
+	test_mkdirs(system);
+	standin_builtins(test_format("%s/libnvrtc-builtins.so.77.1", system), 7, NULL);
+	test_build_library("nvrtc_like.c", wheel.nvrtc, "libnvrtc.so.77", test_format("-ldl -Wl,--enable-new-dtags,-rpath,'%s'", system));
+	const char *env[] = { standin_preload(), NULL };
+	struct test_run plain = test_probe(no_env, test_format("call %s nvrtc_like_compile", wheel.nvrtc));
 	struct test_run run = test_probe(env, test_format("call %s nvrtc_like_compile", wheel.nvrtc));
 	ck_assert_msg(test_contains(plain.output, "call nvrtc_like_compile: 7"), "%s", plain.output);
 	ck_assert_msg(test_contains(run.output, "call nvrtc_like_compile: 7"), "%s", run.output);
@@ -239,7 +276,7 @@ START_TEST(test_already_loaded_builtins_are_reused)
 	struct standin_wheel wheel = standin_nvrtc_wheel(1);
 	char *elsewhere = test_format("%s/elsewhere", wheel.root);
 	test_mkdirs(elsewhere);
-	char *other = test_format("%s/libnvrtc-builtins.so.12.9", elsewhere);
+	char *other = test_format("%s/libnvrtc-builtins.so.77.1", elsewhere);
 	standin_builtins(other, 8, NULL);
 	const char *env[] = { standin_preload(), NULL };
 	struct test_run run = test_probe(env, test_format("open %s call %s nvrtc_like_compile maps libnvrtc-builtins", other, wheel.nvrtc));
@@ -253,8 +290,8 @@ START_TEST(test_a_dependent_unloaded_and_asked_for_again_is_found_again)
 	/* The builtins come from the origin, are unloaded, and asked for again: the index must not go on
 	   believing them loaded (and leave the call to a loader that cannot find them). */
 	struct standin_wheel wheel = standin_nvrtc_wheel(1);
-	char *other = test_format("%s/libcublas.so.12", wheel.root);
-	test_build_library("value.c", other, "libcublas.so.12", "-DVALUE_SYMBOL=cublas_value");
+	char *other = test_format("%s/libcublas.so.77", wheel.root);
+	test_build_library("value.c", other, "libcublas.so.77", "-DVALUE_SYMBOL=cublas_value");
 	const char *env[] = { standin_preload(), NULL };
 	struct test_run run = test_probe(env, test_format("call %s nvrtc_like_compile open %s call %s nvrtc_like_release maps libnvrtc-builtins call %s nvrtc_like_compile",
 							 wheel.nvrtc, other, wheel.nvrtc, wheel.nvrtc));
@@ -298,6 +335,7 @@ int main(void)
 	tcase_add_test(tc, test_late_attach_before_nvrtc_needs_rescan);
 	tcase_add_test(tc, test_load_by_path_registers_its_folder);
 	tcase_add_test(tc, test_origin_is_the_loaded_path_not_realpath);
+	tcase_add_test(tc, test_origin_of_a_relative_name_is_fixed_at_its_load);
 	tcase_add_test(tc, test_library_past_the_readers_bounds_is_still_registered);
 	tcase_add_test(tc, test_registered_origin_survives_dlclose);
 	tcase_add_test(tc, test_event_log_has_one_json_line_per_event);
@@ -309,6 +347,7 @@ int main(void)
 	tcase_add_test(tc, test_wheel_sibling_supplies_the_dependent);
 	tcase_add_test(tc, test_nvinterpose_path_supplies_the_dependent);
 	tcase_add_test(tc, test_loader_own_search_wins_over_origins);
+	tcase_add_test(tc, test_callers_runpath_wins_over_its_own_folder);
 	tcase_add_test(tc, test_already_loaded_builtins_are_reused);
 	tcase_add_test(tc, test_a_dependent_unloaded_and_asked_for_again_is_found_again);
 	tcase_add_test(tc, test_long_ld_library_path_still_gets_help);

@@ -34,12 +34,25 @@ START_TEST(test_threads_and_forks_under_the_runtime)
 }
 END_TEST
 
+START_TEST(test_fork_while_other_threads_sync_never_hangs_the_child)
+{
+	/* Without the runtime's fork handlers most of these children hang: glibc does not reset the
+	   loader's list lock in a child, and the syncing threads hold it most of the time. */
+	const char *argv[] = { test_setting("NVI_FORK_SYNC"), "300", "2", NULL };
+	const char *env[] = { standin_preload(), NULL };
+	struct test_run run = test_run(argv, env, 120);
+	ck_assert_msg(run.status == 0, "%d: %s", run.status, run.output);
+	ck_assert_msg(test_contains(run.output, "hung: 0 of 300\nfailed: 0\n"), "%s", run.output);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *suite = suite_create("stress");
 	TCase *tc = tcase_create("stress");
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, test_threads_and_forks_under_the_runtime);
+	tcase_add_test(tc, test_fork_while_other_threads_sync_never_hangs_the_child);
 	suite_add_tcase(suite, tc);
 	return test_main(suite);
 }

@@ -494,6 +494,29 @@ START_TEST(test_lib_and_platform_tokens_expand_as_the_loader_does)
 }
 END_TEST
 
+/* A RUNPATH folder whose only copy lies in one of the subfolders the loader may try there before
+   the folder itself: the legacy hwcap folders of glibc before 2.37 (the platform's, "tls", the
+   hwcap names, two levels deep), which the loader names itself ($PLATFORM is dl_platform). Each
+   layout alone; the inspector's answer must be the real loader's, found or not. */
+START_TEST(test_legacy_hwcap_subfolders_are_searched_as_the_loader_does)
+{
+	const char *subdirs[] = { "tls", "x86_64", "haswell", "xeon_phi", "avx512_1", "aarch64", "tls/x86_64",
+				  "x86_64/x86_64", "tls/haswell/x86_64", "haswell/x86_64", "platform", "tls/platform" };
+	char *platform = test_loader_expansion("/$PLATFORM");
+	const char *env[] = { "LD_LIBRARY_PATH=", "LD_PRELOAD=", NULL };
+	for (size_t i = 0; i < sizeof(subdirs) / sizeof(subdirs[0]); i++) {
+		char *root = test_tmpdir();
+		char *subdir = strcmp(subdirs[i], "platform") == 0 ? platform + 1
+			       : strcmp(subdirs[i], "tls/platform") == 0 ? test_format("tls/%s", platform + 1) : (char *)subdirs[i];
+		char *leaf = leaf_in(test_format("%s/q/%s", root, subdir), (int)i);
+		char *file = test_format("%s/root.so", root);
+		test_build_library("needer.c", file, "libroot.so", test_format("'%s' -Wl,--enable-new-dtags,-rpath,%s/q", leaf, root));
+		struct test_run run = inspect(env, "--json '%s'", file);
+		assert_loader_agrees(file, env, run.output);
+	}
+}
+END_TEST
+
 START_TEST(test_dependency_cycles_end)
 {
 	/* liba needs libb, which needs liba; the root needs liba and itself. */
@@ -777,7 +800,7 @@ END_TEST
 
 /* ---- the what-if and mixed origins --------------------------------------------------------------- */
 
-/* A cusparse-like library in a CUDA 12 wheel layout that needs libnvJitLink.so.12, which lies in the
+/* A cusparse-like library in a CUDA 12 wheel layout that needs libnvJitLink.so.77, which lies in the
    sibling package folder (and, with system, also in ROOT/system). */
 struct wheel {
 	char *root, *cusparse_folder, *cusparse, *nvjitlink, *system_nvjitlink;
@@ -789,13 +812,13 @@ static struct wheel make_wheel(bool system)
 	w.root = test_tmpdir();
 	w.cusparse_folder = test_format("%s/site-packages/nvidia/cusparse/lib", w.root);
 	test_mkdirs(w.cusparse_folder);
-	w.nvjitlink = test_format("%s/libnvJitLink.so.12", test_mkdirs(test_format("%s/site-packages/nvidia/nvjitlink/lib", w.root)));
-	test_build_library("value.c", w.nvjitlink, "libnvJitLink.so.12", "-DVALUE_SYMBOL=nvjitlink_value");
-	w.system_nvjitlink = test_format("%s/libnvJitLink.so.12", test_mkdirs(test_format("%s/system", w.root)));
+	w.nvjitlink = test_format("%s/libnvJitLink.so.77", test_mkdirs(test_format("%s/site-packages/nvidia/nvjitlink/lib", w.root)));
+	test_build_library("value.c", w.nvjitlink, "libnvJitLink.so.77", "-DVALUE_SYMBOL=nvjitlink_value");
+	w.system_nvjitlink = test_format("%s/libnvJitLink.so.77", test_mkdirs(test_format("%s/system", w.root)));
 	if (system)
-		test_build_library("value.c", w.system_nvjitlink, "libnvJitLink.so.12", "-DVALUE_SYMBOL=nvjitlink_value");
-	w.cusparse = test_format("%s/libcusparse.so.11", w.cusparse_folder);
-	test_build_library("needer.c", w.cusparse, "libcusparse.so.11",
+		test_build_library("value.c", w.system_nvjitlink, "libnvJitLink.so.77", "-DVALUE_SYMBOL=nvjitlink_value");
+	w.cusparse = test_format("%s/libcusparse.so.77", w.cusparse_folder);
+	test_build_library("needer.c", w.cusparse, "libcusparse.so.77",
 			   test_format("-DNEEDED_SYMBOL=nvjitlink_value '%s' -Wl,--enable-new-dtags,-rpath,'$ORIGIN'", w.nvjitlink));
 	return w;
 }
@@ -805,24 +828,24 @@ START_TEST(test_what_if_the_runtime_supplies_the_wheel_sibling)
 	struct wheel w = make_wheel(false);
 	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", "NVINTERPOSE_PATH=", NULL };
 	struct test_run run = inspect(env, "--json '%s'", w.cusparse);
-	ck_assert_msg(run.status == 1 && test_contains(run.output, "{\"name\":\"libnvJitLink.so.12\",\"path\":null,\"how\":\"not_found\",\"family\":\"nvJitLink\""),
+	ck_assert_msg(run.status == 1 && test_contains(run.output, "{\"name\":\"libnvJitLink.so.77\",\"path\":null,\"how\":\"not_found\",\"family\":\"nvJitLink\""),
 		      "%d: %s", run.status, run.output);
 	run = inspect(env, "--json --policy fallback --origin '%s' '%s'", w.cusparse_folder, w.cusparse);
 	ck_assert_msg(run.status == 0, "%d: %s", run.status, run.output);
-	ck_assert_msg(test_contains(run.output, test_format("{\"name\":\"libnvJitLink.so.12\",\"path\":\"%s\",\"how\":\"wheel_sibling\",\"family\":\"nvJitLink\",\"object\":2,\"action\":\"preload\",\"instead_of\":null}",
+	ck_assert_msg(test_contains(run.output, test_format("{\"name\":\"libnvJitLink.so.77\",\"path\":\"%s\",\"how\":\"wheel_sibling\",\"family\":\"nvJitLink\",\"object\":2,\"action\":\"preload\",\"instead_of\":null}",
 							 w.nvjitlink)), "%s", run.output);
-	ck_assert_msg(test_contains(run.output, "\"actions\":[{\"name\":\"libnvJitLink.so.12\",\"needed_by\":0,\"action\":\"preload\""), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "\"actions\":[{\"name\":\"libnvJitLink.so.77\",\"needed_by\":0,\"action\":\"preload\""), "%s", run.output);
 	ck_assert_msg(test_contains(run.output, "\"what_if\":{\"policy\":\"fallback\",\"origins\":["), "%s", run.output);
 	/* A registered origin elsewhere serves too; the text says what the runtime would do. */
 	const char *elsewhere = test_mkdirs(test_format("%s/elsewhere", w.root));
-	ck_assert_int_eq(rename(w.nvjitlink, test_format("%s/libnvJitLink.so.12", elsewhere)), 0);
+	ck_assert_int_eq(rename(w.nvjitlink, test_format("%s/libnvJitLink.so.77", elsewhere)), 0);
 	run = inspect(env, "--origin '%s' '%s'", elsewhere, w.cusparse);
-	ck_assert_msg(run.status == 0 && test_contains(run.output, test_format("libnvJitLink.so.12 => %s/libnvJitLink.so.12 [registered_origin]", elsewhere)) &&
+	ck_assert_msg(run.status == 0 && test_contains(run.output, test_format("libnvJitLink.so.77 => %s/libnvJitLink.so.77 [registered_origin]", elsewhere)) &&
 		      test_contains(run.output, "what-if, policy fallback") && test_contains(run.output, "the runtime would"),
 		      "%d: %s", run.status, run.output);
 	/* So does NVINTERPOSE_PATH (--path, or the environment's). */
 	run = inspect(env, "--json --policy fallback --path '%s' '%s'", elsewhere, w.cusparse);
-	ck_assert_msg(run.status == 0 && test_contains(run.output, test_format("{\"name\":\"libnvJitLink.so.12\",\"path\":\"%s/libnvJitLink.so.12\",\"how\":\"nvinterpose_path\"", elsewhere)),
+	ck_assert_msg(run.status == 0 && test_contains(run.output, test_format("{\"name\":\"libnvJitLink.so.77\",\"path\":\"%s/libnvJitLink.so.77\",\"how\":\"nvinterpose_path\"", elsewhere)),
 		      "%d: %s", run.status, run.output);
 	const char *with_path[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", test_format("NVINTERPOSE_PATH=%s", elsewhere), NULL };
 	run = inspect(with_path, "--json --policy fallback '%s'", w.cusparse);
@@ -839,16 +862,16 @@ START_TEST(test_mixed_origins_get_a_warning_and_coherent_fixes_them)
 	const char *env[] = { test_format("LD_LIBRARY_PATH=%s/system", w.root), "LD_PRELOAD=", "NVINTERPOSE_PATH=", NULL };
 	struct test_run run = inspect(env, "'%s'", w.cusparse);
 	ck_assert_msg(run.status == 0, "%d: %s", run.status, run.output);
-	ck_assert_msg(test_contains(run.output, test_format("warning: mixed origins: %s (cusparse) gets libnvJitLink.so.12 from %s (ld_library_path); its own installation holds %s",
+	ck_assert_msg(test_contains(run.output, test_format("warning: mixed origins: %s (cusparse) gets libnvJitLink.so.77 from %s (ld_library_path); its own installation holds %s",
 							 w.cusparse, w.system_nvjitlink, w.nvjitlink)), "%s", run.output);
 	run = inspect(env, "--json --policy coherent '%s'", w.cusparse);
 	ck_assert_msg(run.status == 0, "%d: %s", run.status, run.output);
-	ck_assert_msg(test_contains(run.output, test_format("{\"name\":\"libnvJitLink.so.12\",\"path\":\"%s\",\"how\":\"wheel_sibling\",\"family\":\"nvJitLink\",\"object\":2,\"action\":\"coherent\",\"instead_of\":\"%s\"}",
+	ck_assert_msg(test_contains(run.output, test_format("{\"name\":\"libnvJitLink.so.77\",\"path\":\"%s\",\"how\":\"wheel_sibling\",\"family\":\"nvJitLink\",\"object\":2,\"action\":\"coherent\",\"instead_of\":\"%s\"}",
 							 w.nvjitlink, w.system_nvjitlink)), "%s", run.output);
 	ck_assert_msg(!test_contains(run.output, "mixed origins"), "%s", run.output);
 	/* fallback keeps the loader's choice, and the warning. */
 	run = inspect(env, "--json --policy fallback '%s'", w.cusparse);
-	ck_assert_msg(test_contains(run.output, test_format("{\"name\":\"libnvJitLink.so.12\",\"path\":\"%s\",\"how\":\"ld_library_path\"", w.system_nvjitlink)) &&
+	ck_assert_msg(test_contains(run.output, test_format("{\"name\":\"libnvJitLink.so.77\",\"path\":\"%s\",\"how\":\"ld_library_path\"", w.system_nvjitlink)) &&
 		      test_contains(run.output, "mixed origins"), "%s", run.output);
 }
 END_TEST
@@ -892,7 +915,7 @@ START_TEST(test_what_if_reads_the_origins_of_a_running_process)
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 	ck_assert_msg(run.status == 0, "%d: %s", run.status, run.output);
-	ck_assert_msg(test_contains(run.output, test_format("{\"name\":\"libnvJitLink.so.12\",\"path\":\"%s\",\"how\":\"already_loaded\"", w.nvjitlink)),
+	ck_assert_msg(test_contains(run.output, test_format("{\"name\":\"libnvJitLink.so.77\",\"path\":\"%s\",\"how\":\"already_loaded\"", w.nvjitlink)),
 		      "%s", run.output);
 	ck_assert_msg(test_contains(run.output, test_format("\"pid\":%d", (int)pid)), "%s", run.output);
 }
@@ -1541,6 +1564,7 @@ int main(void)
 	tcase_add_test(tc, test_without_cache_the_default_folders_serve);
 	tcase_add_test(tc, test_glibc_hwcaps_subfolders_come_before_their_folder);
 	tcase_add_test(tc, test_lib_and_platform_tokens_expand_as_the_loader_does);
+	tcase_add_test(tc, test_legacy_hwcap_subfolders_are_searched_as_the_loader_does);
 	tcase_add_test(tc, test_dependency_cycles_end);
 	tcase_add_test(tc, test_needed_with_a_slash_is_opened_as_that_path);
 	tcase_add_test(tc, test_json_is_one_document_with_every_dependency_an_object);

@@ -1,6 +1,8 @@
 /* A small, bounded reader of dynamic sections, of loaded objects (in memory) and of files about to
-   be loaded (mapped). It runs inside host processes, the in-memory part where the loader holds its
-   locks, so it allocates nothing and trusts no offset it has not checked. tests/test_dynamic.c
+   be loaded (read with pread, a piece at a time). It runs inside host processes, the in-memory part
+   where the loader holds its locks, so it allocates nothing and trusts no offset it has not checked;
+   it never maps a file, so a candidate truncated while it is read (pip rewriting a wheel) is an
+   error, not a SIGBUS. tests/test_dynamic.c
    holds its answers against the libelf reader (inspect/elf/) over real libraries and broken files. */
 #include "dynamic.h"
 
@@ -8,8 +10,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -34,10 +36,12 @@ bool dynamic_read_loaded(ElfW(Addr) base, const ElfW(Phdr) *phdr, size_t phnum, 
 	memset(facts, 0, sizeof(*facts));
 	const ElfW(Dyn) *dynamic = NULL;
 	size_t entries = 0;
+	bool writable = false;
 	for (size_t i = 0; phdr && i < phnum; i++)
 		if (phdr[i].p_type == PT_DYNAMIC) {
 			dynamic = (const ElfW(Dyn) *)(base + phdr[i].p_vaddr);
 			entries = phdr[i].p_memsz / sizeof(ElfW(Dyn));
+			writable = (phdr[i].p_flags & PF_W) != 0;
 		}
 	if (!dynamic)
 		return false;
@@ -56,15 +60,25 @@ bool dynamic_read_loaded(ElfW(Addr) base, const ElfW(Phdr) *phdr, size_t phnum, 
 		case DT_FLAGS_1: facts->nodeflib = (dynamic[i].d_un.d_val & DF_1_NODEFLIB) != 0; break;
 		}
 	}
-	/* glibc relocates DT_STRTAB in place where the dynamic section is writable (x86-64, aarch64),
-	   not where it is read-only (the vDSO, RISC-V, MIPS): an address below the load base is still
-	   an offset from it. */
-	if (strtab && strtab < base)
+	if (strtab && !dynamic_strtab_relocated(base, writable))
 		strtab += base;
 	if (soname != (size_t)-1 && strtab && soname < strsz && inside_load_segment(base, phdr, phnum, strtab, strsz) &&
 	    memchr((const char *)strtab + soname, '\0', strsz - soname))
 		facts->soname = (const char *)strtab + soname;
 	return true;
+}
+
+bool dynamic_strtab_relocated(ElfW(Addr) base, bool dynamic_writable)
+{
+	/* glibc's dl_relocate_ld (BZ #28340, 2.35): the loader adds the load base to DT_STRTAB in the
+	   dynamic section itself, unless the object is at its link address, its PT_DYNAMIC is read-only
+	   (the vDSO), or the architecture keeps every dynamic section read-only (MIPS, RISC-V). */
+#if defined(__mips__) || defined(__riscv)
+	(void)base, (void)dynamic_writable;
+	return false;
+#else
+	return base != 0 && dynamic_writable;
+#endif
 }
 
 bool dynamic_has_nodeflib(const ElfW(Dyn) *dynamic)
@@ -134,9 +148,9 @@ bool dynamic_file_is_loadable(const char *path)
 	return ok && is_loadable_header(&header);
 }
 
-/* A bounded view of the mapped file. */
+/* The file, read a piece at a time: its descriptor and its size at open. */
 struct view {
-	const unsigned char *data;
+	int fd;
 	size_t size;
 };
 
@@ -145,64 +159,103 @@ static bool in_file(const struct view *view, ElfW(Off) offset, ElfW(Xword) lengt
 	return offset <= view->size && length <= view->size - offset;
 }
 
-/* Program header i and dynamic entry i, copied out: the file need not align them. */
-static ElfW(Phdr) phdr_at(const struct view *view, ElfW(Off) phoff, size_t i)
+/* length bytes at offset, all of them: a file that got shorter since it was opened is an error. */
+static bool read_at(const struct view *view, void *out, size_t length, ElfW(Off) offset)
 {
-	ElfW(Phdr) phdr;
-	memcpy(&phdr, view->data + phoff + i * sizeof(phdr), sizeof(phdr));
-	return phdr;
+	size_t done = 0;
+	while (done < length) {
+		ssize_t n = pread(view->fd, (char *)out + done, length - done, (off_t)(offset + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		done += (size_t)n;
+	}
+	return true;
 }
 
-static ElfW(Dyn) dyn_at(const struct view *view, ElfW(Off) offset, size_t i)
+/* The dynamic entries, read a block at a time: entry i, with the block that holds it cached. */
+#define DYN_BLOCK 64
+struct dyn_cursor {
+	const struct view *view;
+	ElfW(Off) offset;
+	size_t entries;
+	size_t first; /* the cached block's first entry, or SIZE_MAX */
+	ElfW(Dyn) block[DYN_BLOCK];
+};
+
+static bool dyn_at(struct dyn_cursor *cursor, size_t i, ElfW(Dyn) *dyn)
 {
-	ElfW(Dyn) dyn;
-	memcpy(&dyn, view->data + offset + i * sizeof(dyn), sizeof(dyn));
-	return dyn;
+	if (cursor->first == SIZE_MAX || i < cursor->first || i >= cursor->first + DYN_BLOCK) {
+		size_t first = i - i % DYN_BLOCK;
+		size_t n = cursor->entries - first < DYN_BLOCK ? cursor->entries - first : DYN_BLOCK;
+		if (!read_at(cursor->view, cursor->block, n * sizeof(ElfW(Dyn)), cursor->offset + first * sizeof(ElfW(Dyn))))
+			return false;
+		cursor->first = first;
+	}
+	*dyn = cursor->block[i - cursor->first];
+	return true;
 }
 
 /* The file offset of a virtual address, through the PT_LOAD segment that holds it; the length
    available from there within both the segment's file image and the file. */
-static bool file_offset_of(const struct view *view, ElfW(Off) phoff, size_t phnum, ElfW(Addr) address, ElfW(Off) *offset,
-			   ElfW(Xword) *available)
+static int file_offset_of(const struct view *view, const ElfW(Phdr) *phdrs, size_t phnum, ElfW(Addr) address, ElfW(Off) *offset,
+			  ElfW(Xword) *available)
 {
 	for (size_t i = 0; i < phnum; i++) {
-		ElfW(Phdr) load = phdr_at(view, phoff, i);
+		ElfW(Phdr) load = phdrs[i];
 		if (load.p_type != PT_LOAD || address < load.p_vaddr || address - load.p_vaddr >= load.p_filesz)
 			continue;
 		*offset = load.p_offset + (address - load.p_vaddr);
 		if (*offset < load.p_offset || !in_file(view, *offset, 0))
-			return false;
+			return -ENOEXEC;
 		ElfW(Xword) in_segment = load.p_filesz - (address - load.p_vaddr);
 		ElfW(Xword) in_view = view->size - *offset;
 		*available = in_segment < in_view ? in_segment : in_view;
-		return true;
+		return 0;
 	}
-	return false;
+	return -ENOEXEC;
 }
 
-/* Copies a NUL-terminated string that must end within limit bytes into the facts' text. */
-static int keep_string(struct dynamic_file *file, const char *start, size_t limit, const char **out)
+/* Copies the NUL-terminated string at offset, which must end within limit bytes, into the facts'
+   text: -ENOEXEC when it does not end there, -E2BIG when it ends there but does not fit. */
+static int keep_string(const struct view *view, struct dynamic_file *file, ElfW(Off) offset, ElfW(Xword) limit,
+		       const char **out)
 {
-	const char *end = memchr(start, '\0', limit);
-	if (!end)
-		return -ENOEXEC;
-	size_t length = (size_t)(end - start) + 1;
-	if (length > sizeof(file->text) - file->text_used)
-		return -E2BIG;
-	*out = memcpy(file->text + file->text_used, start, length);
-	file->text_used += length;
-	return 0;
+	char *start = file->text + file->text_used;
+	size_t room = sizeof(file->text) - file->text_used;
+	size_t done = 0;
+	char chunk[256];
+	while (done < limit) {
+		size_t n = limit - done < sizeof(chunk) ? (size_t)(limit - done) : sizeof(chunk);
+		if (!read_at(view, chunk, n, offset + done))
+			return -EIO;
+		const char *nul = memchr(chunk, '\0', n);
+		size_t piece = nul ? (size_t)(nul - chunk) + 1 : n;
+		if (done + piece <= room)
+			memcpy(start + done, chunk, piece);
+		done += piece;
+		if (nul) {
+			if (done > room)
+				return -E2BIG;
+			*out = start;
+			file->text_used += done;
+			return 0;
+		}
+	}
+	return -ENOEXEC;
 }
 
-static int read_dynamic(const struct view *view, ElfW(Off) phoff, size_t phnum, const ElfW(Phdr) *dynamic_header,
-			struct dynamic_file *file)
+static int read_dynamic(const struct view *view, size_t phnum, const ElfW(Phdr) *dynamic_header, struct dynamic_file *file)
 {
 	/* Nothing the loader reads lies in the ELF header of a real library; the libelf reader, this
 	   reader's oracle, cannot read such files as they are, so both refuse them. */
 	if (!in_file(view, dynamic_header->p_offset, dynamic_header->p_filesz) || dynamic_header->p_offset < sizeof(ElfW(Ehdr)))
 		return -ENOEXEC;
-	ElfW(Off) base = dynamic_header->p_offset;
 	size_t entries = dynamic_header->p_filesz / sizeof(ElfW(Dyn));
+	if (entries > DYNAMIC_MAX_ENTRIES)
+		entries = DYNAMIC_MAX_ENTRIES + 1; /* past any real one: without a DT_NULL before, refused */
+	struct dyn_cursor cursor = { view, dynamic_header->p_offset, entries, SIZE_MAX, { { 0 } } };
 	ElfW(Addr) strtab = 0;
 	ElfW(Xword) strsz = 0;
 	bool have_strtab = false;
@@ -210,8 +263,13 @@ static int read_dynamic(const struct view *view, ElfW(Off) phoff, size_t phnum, 
 	bool have_soname = false, have_rpath = false, have_runpath = false;
 	size_t needed_count = 0;
 	size_t i = 0;
+	ElfW(Dyn) dyn;
 	/* As the loader reads it: up to DT_NULL, and a repeated tag's last value counts. */
-	for (ElfW(Dyn) dyn; i < entries && (dyn = dyn_at(view, base, i)).d_tag != DT_NULL; i++) {
+	for (; i < entries; i++) {
+		if (!dyn_at(&cursor, i, &dyn))
+			return -EIO;
+		if (dyn.d_tag == DT_NULL)
+			break;
 		switch (dyn.d_tag) {
 		case DT_STRTAB: strtab = dyn.d_un.d_ptr; have_strtab = true; break;
 		case DT_STRSZ: strsz = dyn.d_un.d_val; break;
@@ -223,7 +281,7 @@ static int read_dynamic(const struct view *view, ElfW(Off) phoff, size_t phnum, 
 		}
 	}
 	if (i == entries)
-		return -ENOEXEC; /* no DT_NULL within the segment */
+		return i > DYNAMIC_MAX_ENTRIES ? -E2BIG : -ENOEXEC; /* no DT_NULL within the segment */
 	file->has_dynamic = true;
 	bool have_strings = have_soname || have_rpath || have_runpath || needed_count;
 	if (!have_strings)
@@ -232,13 +290,13 @@ static int read_dynamic(const struct view *view, ElfW(Off) phoff, size_t phnum, 
 		return -E2BIG;
 	ElfW(Off) offset;
 	ElfW(Xword) available;
-	if (!have_strtab || !file_offset_of(view, phoff, phnum, strtab, &offset, &available) || strsz > available ||
-	    offset < sizeof(ElfW(Ehdr)))
+	int error = have_strtab ? file_offset_of(view, file->phdrs, phnum, strtab, &offset, &available) : -ENOEXEC;
+	if (error)
+		return error;
+	if (strsz > available || offset < sizeof(ElfW(Ehdr)))
 		return -ENOEXEC;
-	const char *strings = (const char *)view->data + offset;
-	int error = 0;
 #define KEEP(value, out) \
-	(error = (value) < strsz ? keep_string(file, strings + (value), strsz - (value), (out)) : -ENOEXEC)
+	(error = (value) < strsz ? keep_string(view, file, offset + (value), strsz - (value), (out)) : -ENOEXEC)
 	if (have_soname && KEEP(soname, &file->soname))
 		return error;
 	if (have_rpath && KEEP(rpath, &file->rpath))
@@ -246,7 +304,8 @@ static int read_dynamic(const struct view *view, ElfW(Off) phoff, size_t phnum, 
 	if (have_runpath && KEEP(runpath, &file->runpath))
 		return error;
 	for (i = 0; i < entries; i++) {
-		ElfW(Dyn) dyn = dyn_at(view, base, i);
+		if (!dyn_at(&cursor, i, &dyn))
+			return -EIO;
 		if (dyn.d_tag == DT_NULL)
 			break;
 		if (dyn.d_tag == DT_NEEDED && KEEP(dyn.d_un.d_val, &file->needed[file->needed_count++]))
@@ -263,18 +322,15 @@ int dynamic_read_file(const char *path, struct dynamic_file *file)
 	int fd = open_regular(path, &st);
 	if (fd < 0)
 		return fd;
-	if ((size_t)st.st_size < sizeof(ElfW(Ehdr))) {
-		close(fd);
-		return -ENOEXEC;
-	}
-	void *data = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (data == MAP_FAILED)
-		return -errno;
-	struct view view = { data, (size_t)st.st_size };
+	struct view view = { fd, (size_t)st.st_size };
 	ElfW(Ehdr) header;
-	memcpy(&header, data, sizeof(header));
 	int error = -ENOEXEC;
+	if (view.size < sizeof(header))
+		goto out;
+	if (!read_at(&view, &header, sizeof(header), 0)) {
+		error = -EIO;
+		goto out;
+	}
 	if (memcmp(header.e_ident, ELFMAG, SELFMAG) != 0)
 		goto out;
 	file->elf_class = header.e_ident[EI_CLASS];
@@ -288,24 +344,32 @@ int dynamic_read_file(const char *path, struct dynamic_file *file)
 	if (phnum && (header.e_phentsize != sizeof(ElfW(Phdr)) || header.e_phoff < sizeof(ElfW(Ehdr)) ||
 		      !in_file(&view, header.e_phoff, (ElfW(Xword))phnum * sizeof(ElfW(Phdr)))))
 		goto out;
+	if (phnum > DYNAMIC_MAX_PHDRS) {
+		error = -E2BIG;
+		goto out;
+	}
+	if (!read_at(&view, file->phdrs, phnum * sizeof(ElfW(Phdr)), header.e_phoff)) {
+		error = -EIO;
+		goto out;
+	}
 	/* The kernel starts the first PT_INTERP; the loader uses the last PT_DYNAMIC that has contents
 	   (debuginfo files carry empty ones). */
 	ElfW(Phdr) dynamic = { .p_type = PT_NULL };
 	error = 0;
 	for (size_t i = 0; i < phnum && !error; i++) {
-		ElfW(Phdr) phdr = phdr_at(&view, header.e_phoff, i);
+		ElfW(Phdr) phdr = file->phdrs[i];
 		if (phdr.p_type == PT_INTERP && !file->interp) {
 			if (!in_file(&view, phdr.p_offset, phdr.p_filesz) || phdr.p_filesz == 0 || phdr.p_offset < sizeof(ElfW(Ehdr)))
 				error = -ENOEXEC;
 			else
-				error = keep_string(file, (const char *)view.data + phdr.p_offset, phdr.p_filesz, &file->interp);
+				error = keep_string(&view, file, phdr.p_offset, phdr.p_filesz, &file->interp);
 		} else if (phdr.p_type == PT_DYNAMIC && phdr.p_filesz > 0) {
 			dynamic = phdr;
 		}
 	}
 	if (!error && dynamic.p_type == PT_DYNAMIC)
-		error = read_dynamic(&view, header.e_phoff, phnum, &dynamic, file);
+		error = read_dynamic(&view, phnum, &dynamic, file);
 out:
-	munmap(data, view.size);
+	close(fd);
 	return error;
 }

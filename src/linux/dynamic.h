@@ -15,10 +15,15 @@ struct dynamic_facts {
 /* Facts of an object in memory, from its program headers (as dl_iterate_phdr reports them). */
 bool dynamic_read_loaded(ElfW(Addr) base, const ElfW(Phdr) *phdr, size_t phnum, struct dynamic_facts *facts);
 
+/* Whether the loader has added the load base to the DT_STRTAB (and like) values in a loaded
+   object's dynamic section: glibc's rule, from the base and whether its PT_DYNAMIC is writable. */
+bool dynamic_strtab_relocated(ElfW(Addr) base, bool dynamic_writable);
+
 /* DF_1_NODEFLIB of a loaded object, from its dynamic array (a link map's l_ld). */
 bool dynamic_has_nodeflib(const ElfW(Dyn) *dynamic);
 
 #define DYNAMIC_MAX_NEEDED 256
+#define DYNAMIC_MAX_PHDRS 64 /* real libraries have about a dozen */
 #define DYNAMIC_TEXT_BYTES 16384
 
 /* Facts of a file about to be loaded. The strings point into text. */
@@ -35,14 +40,16 @@ struct dynamic_file {
 	const char *needed[DYNAMIC_MAX_NEEDED];
 	size_t text_used;
 	char text[DYNAMIC_TEXT_BYTES];
+	ElfW(Phdr) phdrs[DYNAMIC_MAX_PHDRS]; /* the reader's copy of the program headers */
 };
 
 /* Reads a file of this process's class and byte order: its header, PT_INTERP and the dynamic
    section found through PT_DYNAMIC, with DT_STRTAB translated to a file offset through the load
-   segments (section headers are never used). The file is mapped, never read whole; every offset is
-   checked against the file's size. Returns 0, or a negative errno: -ENOENT and the like from open,
-   -EISDIR / -EINVAL for something that is not a regular file, -ENOEXEC for a file that is not an ELF
-   of this class and byte order or whose headers lie, -E2BIG past the reader's bounds. */
+   segments (section headers are never used). The file is read with pread, a piece at a time, never
+   mapped or read whole; every offset is checked against the file's size. Returns 0, or a negative
+   errno: -ENOENT and the like from open, -EISDIR / -EINVAL for something that is not a regular file,
+   -ENOEXEC for a file that is not an ELF of this class and byte order or whose headers lie, -E2BIG
+   past the reader's bounds, -EIO for a file that got shorter while it was read. */
 int dynamic_read_file(const char *path, struct dynamic_file *file);
 
 /* True when the loader would accept a file read by dynamic_read_file for this process (its class,

@@ -21,6 +21,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -31,7 +32,7 @@ struct entry {
 	struct loaded_object object;
 	size_t soname_length; /* lengths tell most entries apart before any string compare */
 	size_t path_length;
-	_Atomic unsigned long generation; /* the sync that last saw it loaded */
+	atomic_flag relative_reported;
 };
 
 static struct entry entries[LOADED_MAX_OBJECTS];
@@ -40,7 +41,7 @@ static char text[LOADED_TEXT_BYTES];
 static size_t text_used;
 static _Atomic unsigned long long seen_adds = (unsigned long long)-1, seen_subs = (unsigned long long)-1;
 static _Atomic unsigned long scan_generation;    /* the last scan started */
-static _Atomic unsigned long current_generation; /* the newest scan finished */
+_Atomic unsigned long loaded_current_generation; /* the newest scan finished */
 static _Atomic bool index_full;     /* an object found no room: said once, after the scan */
 static atomic_flag full_reported = ATOMIC_FLAG_INIT;
 
@@ -86,20 +87,42 @@ void loaded_init(void)
 		pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
 }
 
-/* path, or (relative) path against the working folder, in buffer. */
-static const char *absolute_path(const char *path, char *buffer, size_t size)
+/* Relative names the front saw loaded, as hashes: the front registered their folder at that moment
+   (the loader fixes a relative object's $ORIGIN against the working folder of its load), so a
+   scan that meets one later says nothing about it. */
+#define NOTED_RELATIVE 256
+static _Atomic unsigned long long noted_relative[NOTED_RELATIVE];
+
+static unsigned long long hash_name(const char *name)
 {
-	if (path[0] == '/')
-		return path;
-	if (!dst_origin_of(path, buffer, size))
-		return NULL;
-	size_t used = strlen(buffer);
-	const char *base = libnames_basename(path);
-	if (used + 1 + strlen(base) >= size)
-		return NULL;
-	buffer[used] = '/';
-	strcpy(buffer + used + 1, base);
-	return buffer;
+	unsigned long long hash = 14695981039346656037ull; /* FNV-1a */
+	for (; *name; name++)
+		hash = (hash ^ (unsigned char)*name) * 1099511628211ull;
+	return hash | 1; /* never 0, the empty slot */
+}
+
+void loaded_note_relative_load(const char *name)
+{
+	unsigned long long hash = hash_name(name);
+	for (size_t i = 0; i < NOTED_RELATIVE; i++) {
+		unsigned long long expected = 0;
+		if (atomic_load(&noted_relative[i]) == hash ||
+		    atomic_compare_exchange_strong(&noted_relative[i], &expected, hash))
+			return;
+	}
+}
+
+static bool relative_load_was_noted(const char *name)
+{
+	unsigned long long hash = hash_name(name);
+	for (size_t i = 0; i < NOTED_RELATIVE; i++) {
+		unsigned long long slot = atomic_load(&noted_relative[i]);
+		if (slot == hash)
+			return true;
+		if (slot == 0)
+			return false;
+	}
+	return false;
 }
 
 struct scan {
@@ -136,10 +159,17 @@ static struct entry *append_entry(int family, const char *path, const char *sona
 	return entry;
 }
 
-static void register_origin(const struct entry *entry)
+static void register_origin(struct entry *entry)
 {
 	char folder[PATH_MAX];
 	const struct loaded_object *object = &entry->object;
+	if (object->path[0] != '/') {
+		/* Its folder was fixed against the working folder of its load, which may have changed. */
+		if (!relative_load_was_noted(object->path) && !atomic_flag_test_and_set(&entry->relative_reported))
+			log_message(LOG_WARN, "%s was loaded as %s (a relative name) before the runtime saw it: the folder it "
+				    "came from is not known, so it is not registered", libnames[object->family].family, object->path);
+		return;
+	}
 	if (dst_origin_of(object->path, folder, sizeof(folder)))
 		origins_register(object->family, folder, object->soname[0] ? object->soname : libnames_basename(object->path),
 				 "seen loaded");
@@ -173,17 +203,14 @@ static int scan_object(struct dl_phdr_info *info, size_t size, void *arg)
 	/* Without a DT_SONAME, the loader matches a bare name only against the name the object was
 	   loaded under, which the index does not keep: no soname at all then. */
 	const char *soname = facts.soname ? facts.soname : "";
-	char buffer[PATH_MAX];
-	const char *path = absolute_path(info->dlpi_name, buffer, sizeof(buffer));
-	if (!path)
-		return 0;
+	const char *path = info->dlpi_name;
 	size_t n = atomic_load_explicit(&entry_count, memory_order_acquire);
 	struct entry *entry = find_entry(path, soname, n);
 	if (!entry)
 		entry = append_entry(family, path, soname);
 	if (!entry)
 		return 0;
-	atomic_store_explicit(&entry->generation, scan->generation, memory_order_release);
+	atomic_store_explicit(&entry->object.generation, scan->generation, memory_order_release);
 	return 0;
 }
 
@@ -199,53 +226,53 @@ void loaded_sync(void)
 	if (!scan.changed)
 		return;
 	/* Publish: generations only grow, so a scan that finishes late cannot hide a newer one. */
-	unsigned long current = atomic_load(&current_generation);
-	while (current < scan.generation && !atomic_compare_exchange_weak(&current_generation, &current, scan.generation))
+	unsigned long current = atomic_load(&loaded_current_generation);
+	while (current < scan.generation && !atomic_compare_exchange_weak(&loaded_current_generation, &current, scan.generation))
 		;
 	atomic_store(&seen_adds, scan.adds);
 	atomic_store(&seen_subs, scan.subs);
 	size_t n = atomic_load_explicit(&entry_count, memory_order_acquire);
 	for (size_t i = 0; i < n; i++)
-		if (atomic_load(&entries[i].generation) == scan.generation)
+		if (atomic_load(&entries[i].object.generation) == scan.generation)
 			register_origin(&entries[i]);
 }
 
 /* Seen by the newest finished scan, or by one still running (which has not published yet). */
-static bool is_loaded(const struct entry *entry)
-{
-	return atomic_load_explicit(&entry->generation, memory_order_acquire) >=
-	       atomic_load_explicit(&current_generation, memory_order_acquire);
-}
+static bool is_loaded(const struct entry *entry) { return loaded_still_loaded(&entry->object); }
 
-bool loaded_has_soname(const char *soname)
+const struct loaded_object *loaded_find_soname(const char *soname)
 {
 	size_t length = strlen(soname);
 	if (length == 0)
-		return false;
+		return NULL;
 	size_t n = atomic_load_explicit(&entry_count, memory_order_acquire);
 	for (size_t i = 0; i < n; i++)
 		if (entries[i].soname_length == length && memcmp(entries[i].object.soname, soname, length) == 0 && is_loaded(&entries[i]))
-			return true;
-	return false;
+			return &entries[i].object;
+	return NULL;
 }
 
-bool loaded_has_path(const char *path)
+const struct loaded_object *loaded_find_path(const char *path)
 {
-	char buffer[PATH_MAX];
-	if (!(path = absolute_path(path, buffer, sizeof(buffer))))
-		return false;
-	/* Entries share long folder prefixes: a length and a last character tell most apart. */
+	/* The loader matches a repeated name against the name it loaded the object as, relative or
+	   not; a name it does not match it opens and compares by file. Entries share long folder
+	   prefixes: a length and a last character tell most apart. */
 	size_t length = strlen(path);
 	size_t n = atomic_load_explicit(&entry_count, memory_order_acquire);
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; length && i < n; i++) {
 		const struct entry *entry = &entries[i];
 		if (entry->path_length != length || entry->object.path[length - 1] != path[length - 1])
 			continue;
 		if (memcmp(entry->object.path, path, length) == 0 && is_loaded(entry))
-			return true;
+			return &entry->object;
 	}
-	return false;
+	return NULL;
 }
+
+bool loaded_has_soname(const char *soname) { return loaded_find_soname(soname) != NULL; }
+
+bool loaded_has_path(const char *path) { return loaded_find_path(path) != NULL; }
+
 
 bool loaded_path_of_soname(const char *soname, char *path, size_t size)
 {

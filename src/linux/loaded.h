@@ -3,6 +3,7 @@
    sync has the folder of its path registered. */
 #pragma once
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -10,9 +11,10 @@
 #define LOADED_SONAME_MAX 256
 
 struct loaded_object {
+	_Atomic unsigned long generation; /* the sync that last saw it loaded */
 	int family;
 	char soname[LOADED_SONAME_MAX]; /* DT_SONAME, or "" when it has none */
-	const char *path;               /* as loaded (what $ORIGIN means), made absolute */
+	const char *path;               /* the name the loader loaded it as (l_name), which may be relative */
 };
 
 void loaded_init(void);
@@ -28,8 +30,25 @@ bool loaded_has_soname(const char *soname);
 bool loaded_has_family(int family);
 /* Writes the path of the loaded NVIDIA object with this soname; false when none is loaded. */
 bool loaded_path_of_soname(const char *soname, char *path, size_t size);
-/* True when an NVIDIA object loaded as path (absolute, or relative to the working folder) is loaded. */
+/* True when an NVIDIA object the loader loaded as path (the same name, relative or absolute) is loaded. */
 bool loaded_has_path(const char *path);
+
+/* The loaded object of that soname, or loaded as that path; NULL when none is (as of the last sync).
+   The object stays valid for the life of the process (a reloaded library reuses its entry). */
+const struct loaded_object *loaded_find_soname(const char *soname);
+const struct loaded_object *loaded_find_path(const char *path);
+/* Whether an object found before is loaded still, as of the last sync: seen by the newest finished
+   sync, or by one still running (which has not published yet). */
+extern _Atomic unsigned long loaded_current_generation;
+static inline bool loaded_still_loaded(const struct loaded_object *object)
+{
+	return atomic_load_explicit(&object->generation, memory_order_acquire) >=
+	       atomic_load_explicit(&loaded_current_generation, memory_order_acquire);
+}
+
+/* The front saw path, a relative name, loaded, and registered its folder then: a later scan need
+   not say that it cannot. */
+void loaded_note_relative_load(const char *path);
 
 /* Visits the NVIDIA objects loaded as of the last sync; stops when visit returns true. */
 void loaded_foreach(bool (*visit)(const struct loaded_object *object, void *arg), void *arg);

@@ -2,6 +2,12 @@
    (_dl_map_new_object, cache_rpath, _dl_rtld_di_serinfo). */
 #include "loader/search_order.h"
 
+#include "platform.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
 const char *loader_step_name(enum loader_step step)
 {
 	static const char *const names[] = {
@@ -70,4 +76,67 @@ bool loader_search_order(enum loader_lookup lookup, const struct loader_object *
 		return true;
 	/* 5. The system folders, unless the asker has DF_1_NODEFLIB. */
 	return !process->listed && !asker->nodeflib && search_list(&process->default_dirs, LOADER_DEFAULT, visit, arg);
+}
+
+/* folder/subdir/name (subdir "" for none) into path; false when it does not fit. */
+static bool join(char *path, size_t size, const char *folder, const char *subdir, const char *name)
+{
+	size_t length = strlen(folder);
+	while (length > 1 && folder[length - 1] == '/')
+		length--;
+	int n = subdir[0] ? snprintf(path, size, "%.*s/%s/%s", (int)length, folder, subdir, name)
+			  : snprintf(path, size, "%.*s/%s", (int)length, folder, name);
+	return n > 0 && (size_t)n < size;
+}
+
+static bool visit_if_file(const char *folder, const char *subdir, const char *name,
+			  bool (*visit)(const char *path, const char *subdir, void *arg), void *arg)
+{
+	char path[PATH_MAX];
+	return join(path, sizeof(path), folder, subdir, name) && platform_is_file(path) && visit(path, subdir, arg);
+}
+
+static bool is_folder(const char *folder, const char *subdir)
+{
+	char path[PATH_MAX];
+	struct folder_identity identity;
+	return join(path, sizeof(path), folder, "", subdir) && platform_folder_identity(path, &identity);
+}
+
+enum loader_folder_result loader_folder_files(const struct loader_machine *machine, const char *folder, const char *name,
+					      bool (*visit)(const char *path, const char *subdir, void *arg), void *arg)
+{
+	if (machine && machine->subdirs_known) {
+		char path[PATH_MAX];
+		for (size_t i = 0; i < machine->subdir_count; i++)
+			if (join(path, sizeof(path), folder, machine->subdirs[i], name) && visit(path, machine->subdirs[i], arg))
+				return LOADER_FOLDER_TAKEN;
+		return LOADER_FOLDER_NONE;
+	}
+	/* Not asked of the loader: every glibc-hwcaps subfolder (the loader searches those its CPU
+	   supports, in an order this model does not know), then any legacy one makes it unknown. */
+	enum loader_folder_result result = LOADER_FOLDER_NONE;
+	if (is_folder(folder, "glibc-hwcaps")) {
+		char hwcaps[PATH_MAX];
+		char **names = NULL;
+		int n = join(hwcaps, sizeof(hwcaps), folder, "", "glibc-hwcaps") ? platform_list_folder(hwcaps, &names) : -1;
+		for (int i = 0; i < n && result == LOADER_FOLDER_NONE; i++) {
+			char subdir[PATH_MAX];
+			if (snprintf(subdir, sizeof(subdir), "glibc-hwcaps/%s", names[i]) < (int)sizeof(subdir) &&
+			    visit_if_file(folder, subdir, name, visit, arg))
+				result = LOADER_FOLDER_TAKEN;
+		}
+		platform_free_names(names, n);
+		if (result != LOADER_FOLDER_NONE)
+			return result;
+	}
+	if (machine && machine->legacy_possible) {
+		const char *legacy[16];
+		size_t n = loader_machine_legacy_names(machine, legacy, sizeof(legacy) / sizeof(legacy[0]));
+		for (size_t i = 0; i < n; i++)
+			if (is_folder(folder, legacy[i]))
+				return LOADER_FOLDER_UNKNOWN;
+	}
+	char path[PATH_MAX];
+	return join(path, sizeof(path), folder, "", name) && visit(path, "", arg) ? LOADER_FOLDER_TAKEN : LOADER_FOLDER_NONE;
 }

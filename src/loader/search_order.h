@@ -4,6 +4,8 @@
    walk it; what a folder holds is the visitor's business. */
 #pragma once
 
+#include "loader/machine.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -70,3 +72,20 @@ bool loader_search_order(enum loader_lookup lookup, const struct loader_object *
 
 /* "rpath", "ld_library_path", "runpath", "cache", "default", "listed". */
 const char *loader_step_name(enum loader_step step);
+
+/* What one folder of a search list holds for name: the loader tries the machine's subfolders
+   before the folder itself (glibc-hwcaps/x86-64-v3/NAME, ..., NAME). */
+enum loader_folder_result {
+	LOADER_FOLDER_NONE,    /* no candidate the visitor took */
+	LOADER_FOLDER_TAKEN,   /* the visitor took one (returned true) */
+	LOADER_FOLDER_UNKNOWN, /* subfolders the model cannot name may hold a candidate: the loader may
+				  find one here (a machine whose subfolders were not asked of the loader) */
+};
+
+/* Visits each candidate file the loader tries in folder, in its order, with the subfolder it lies
+   in ("" for the folder itself, always the last); stops when visit returns true. The visitor sees
+   whether the file exists. Where the machine's subfolders are not known, a superset: every
+   glibc-hwcaps subfolder's copy that exists, then the folder's own, and a legacy subfolder that
+   exists makes the answer unknown. */
+enum loader_folder_result loader_folder_files(const struct loader_machine *machine, const char *folder, const char *name,
+					      bool (*visit)(const char *path, const char *subdir, void *arg), void *arg);

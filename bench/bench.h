@@ -1,0 +1,68 @@
+/* The dlopen benchmark: what the parent (bench_dlopen.c: rounds, arms, the table) and each child
+   (workload.c: one process set up and timed) share. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The four processes each case is measured in. The empty preload is the floor: any preloaded
+   library costs the loader one more object to walk on every dlopen. */
+enum arm { ARM_PLAIN, ARM_EMPTY, ARM_FORWARDER, ARM_RUNTIME, ARM_COUNT };
+
+/* A kind of child process: what it loads before timing, and its cases. */
+enum group_kind {
+	GROUP_REPEATED,   /* N stand-ins loaded, then repeated loads of loaded and missing names */
+	GROUP_SLOW,       /* L entries in LD_LIBRARY_PATH, 100 registered origins, bare NVIDIA names */
+	GROUP_ATTACH,     /* 500 stand-ins loaded, then the arm's library dlopen'ed late */
+	GROUP_FIRST_LOADS, /* the toolkit's libraries loaded once each, by path */
+	GROUP_PYTHON       /* python3 -c pass, a whole process timed by the parent */
+};
+
+#define BENCH_MAX_CASES 8
+#define BENCH_OBJECTS 500 /* stand-ins built: the most a repeated group loads, and what attach loads */
+#define BENCH_ORIGINS 100 /* origin folders built; the slow path's M is which of them holds the name */
+#define BENCH_LD_ENTRIES 100
+#define BENCH_MAX_TOOLKIT 20
+
+struct bench_case {
+	const char *title;
+	const char *target; /* the aim, as the table prints it ("" when none) */
+	double limit;       /* the aim as a number: a ratio, or nanoseconds over the floor */
+};
+
+/* The cases of a group, in the order a child prints their values. param is N, L, or the number of
+   toolkit libraries. */
+size_t bench_cases(enum group_kind kind, int param, const struct bench_case **cases);
+
+/* The q-quantile of the finite values among n (linear between ranks); NAN when there are none. */
+double bench_quantile(const double *values, size_t n, double q);
+
+/* The toolkit libraries the first-loads case loads, present in folder, as paths; how many. */
+size_t bench_toolkit_libraries(const char *folder, char paths[][4096], size_t capacity);
+
+/* The child's entry point: bench-dlopen --child KIND PARAM ARM DIR BLOCKS BLOCK_MS [LIBRARY].
+   Prints one line a case: nanoseconds (per call, or for the one call of a single-shot case), or
+   "- REASON" when the case cannot run in this process. */
+int workload_main(int argc, char **argv);
+
+/* ---- The tree the parent builds and the children load (under the benchmark's folder) ---------- */
+#define LAYOUT_EMPTY "empty.so"
+#define LAYOUT_FORWARDER "forwarder.so"
+#define LAYOUT_OBJECT "objects/libstandin_%03d.so.77"
+#define LAYOUT_NVRTC_DIR "site-packages/nvidia/cuda_nvrtc/lib"
+#define LAYOUT_NVRTC LAYOUT_NVRTC_DIR "/libnvrtc.so.77"
+#define LAYOUT_BUILTINS LAYOUT_NVRTC_DIR "/libnvrtc-builtins.so.77"
+#define LAYOUT_CYCLED "site-packages/nvidia/cublas/lib/libcublas.so.77"
+#define LAYOUT_PYTHON "python/libpython3.77.so.1.0"
+#define LAYOUT_ORIGIN "origins/%03d"
+#define LAYOUT_LD_ENTRY "ld-library-path/%03d"
+
+/* The slow path's names: each lies only in the M-th registered origin. */
+struct slow_name {
+	int origin; /* M */
+	const char *name;
+};
+extern const struct slow_name bench_slow_names[3];
+
+#define MISSING_OTHER "libmissing.so.77"
+#define MISSING_NVIDIA "libcublas.so.99"

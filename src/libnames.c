@@ -8,9 +8,10 @@
  * Windows: PREFIX [0-9_.]* ".dll", compared without case, as the Windows loader compares names. */
 #include "libnames.h"
 
+#include "platform.h"
+
 #include <stdatomic.h>
 #include <stdint.h>
-#include <sched.h>
 #include <string.h>
 #include <strings.h>
 
@@ -106,7 +107,7 @@ static __attribute__((noinline)) void build_once(void)
 		return;
 	}
 	while (atomic_load_explicit(&built_state, memory_order_acquire) != 2)
-		sched_yield();
+		platform_yield();
 }
 
 static inline const struct stem_index *stem_index(void)

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -99,5 +100,7 @@ void platform_wall_clock(long long *seconds, long *microseconds)
 }
 
 long platform_process_id(void) { return (long)getpid(); }
+
+void platform_yield(void) { sched_yield(); }
 
 void platform_after_fork_in_child(void (*handler)(void)) { pthread_atfork(NULL, NULL, handler); }

@@ -208,4 +208,6 @@ void platform_wall_clock(long long *seconds, long *microseconds)
 
 long platform_process_id(void) { return (long)GetCurrentProcessId(); }
 
+void platform_yield(void) { SwitchToThread(); }
+
 void platform_after_fork_in_child(void (*handler)(void)) { (void)handler; }

@@ -4,8 +4,11 @@
 #include "libnames.h"
 
 #include <dirent.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 void family_files_init(struct family_files *files, const struct ld_cache *cache)
 {
@@ -31,6 +34,7 @@ static void free_listing(void *value)
 void family_files_free(struct family_files *files)
 {
 	string_map_clear(&files->folders, free_listing);
+	string_map_clear(&files->aliases, NULL);
 	free_names(&files->cached);
 }
 
@@ -49,24 +53,35 @@ static void add_name(struct family_names *names, const char *name, int family)
 
 const struct family_names *family_files_in_folder(struct family_files *files, const char *folder)
 {
-	struct family_names *names = string_map_get(&files->folders, folder);
+	struct family_names *names = string_map_get(&files->aliases, folder);
 	if (names)
 		return names;
-	if (!(names = calloc(1, sizeof(*names))))
-		return NULL;
-	/* "" is the current folder, as in a search list. */
-	DIR *dir = opendir(folder[0] ? folder : ".");
-	for (struct dirent *entry; dir && (entry = readdir(dir));) {
-		int family = libnames_match_linux(entry->d_name, NULL);
-		if (family >= 0)
-			add_name(names, entry->d_name, family);
+	/* One listing a folder, whatever names it (/lib and /usr/lib are often one); a folder that
+	   cannot be read lists nothing, under its name. */
+	struct stat st;
+	char key[PATH_MAX + 64];
+	if (stat(folder[0] ? folder : ".", &st) == 0)
+		snprintf(key, sizeof(key), "\n%llx:%llx", (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
+	else
+		snprintf(key, sizeof(key), "%s", folder);
+	if (!(names = string_map_get(&files->folders, key))) {
+		if (!(names = calloc(1, sizeof(*names))))
+			return NULL;
+		/* "" is the current folder, as in a search list. */
+		DIR *dir = opendir(folder[0] ? folder : ".");
+		for (struct dirent *entry; dir && (entry = readdir(dir));) {
+			int family = libnames_match_linux(entry->d_name, NULL);
+			if (family >= 0)
+				add_name(names, entry->d_name, family);
+		}
+		if (dir)
+			closedir(dir);
+		if (!string_map_put(&files->folders, key, names)) {
+			free_listing(names);
+			return NULL;
+		}
 	}
-	if (dir)
-		closedir(dir);
-	if (!string_map_put(&files->folders, folder, names)) {
-		free_listing(names);
-		return NULL;
-	}
+	string_map_put(&files->aliases, folder, names);
 	return names;
 }
 

@@ -17,7 +17,8 @@ struct family_names {
 
 struct family_files {
 	const struct ld_cache *cache; /* NULL: none */
-	struct string_map folders;    /* folder -> struct family_names */
+	struct string_map folders;    /* "\ndevice:inode" of a folder -> struct family_names (owned) */
+	struct string_map aliases;    /* folder as named -> its entry in folders */
 	struct family_names cached;   /* the cache's names, once listed */
 	bool cache_listed;
 };

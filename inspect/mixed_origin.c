@@ -23,17 +23,26 @@ char *mixed_origin_installation(const char *folder)
 	return real ? real : strdup(folder);
 }
 
-static void check_entry(struct tree *tree, struct file_probe *probe, const struct object *asker, const struct dependency *d,
-			char **own)
+/* The installation of folder, worked out once a run (realpath walks every component). */
+static const char *installation_of(struct file_probe *probe, const char *folder)
+{
+	char *installation = string_map_get(&probe->installations, folder);
+	if (!installation && (installation = mixed_origin_installation(folder)) &&
+	    !string_map_put(&probe->installations, folder, installation)) {
+		free(installation);
+		installation = NULL;
+	}
+	return installation;
+}
+
+static void check_entry(struct tree *tree, struct file_probe *probe, const struct object *asker, const struct dependency *d)
 {
 	if (!d->object || !is_nvidia(d->family) || d->action == RUNTIME_COHERENT)
 		return;
 	if (strcmp(asker->origin, d->object->origin) == 0)
 		return; /* one folder: one installation */
-	if (!*own)
-		*own = mixed_origin_installation(asker->origin);
-	char *theirs = mixed_origin_installation(d->object->origin);
-	if (*own && theirs && strcmp(*own, theirs) != 0) {
+	const char *own = installation_of(probe, asker->origin), *theirs = installation_of(probe, d->object->origin);
+	if (own && theirs && strcmp(own, theirs) != 0) {
 		enum how how;
 		char *copy = what_if_candidate(probe, d->name, asker->origin, true, &how);
 		struct warning warning = {
@@ -57,7 +66,6 @@ static void check_entry(struct tree *tree, struct file_probe *probe, const struc
 		free(warning.text);
 		free(copy);
 	}
-	free(theirs);
 }
 
 void mixed_origin_check(struct tree *tree, struct file_probe *probe)
@@ -66,11 +74,7 @@ void mixed_origin_check(struct tree *tree, struct file_probe *probe)
 		const struct object *asker = tree->objects[i];
 		if (!is_nvidia(asker->family))
 			continue;
-		char *own = NULL;
-		for (size_t k = 0; k < asker->needed_count; k++)
-			check_entry(tree, probe, asker, &asker->needed[k], &own);
-		for (size_t k = 0; k < asker->runtime_count; k++)
-			check_entry(tree, probe, asker, &asker->runtime[k], &own);
-		free(own);
+		for (size_t k = 0; k < object_entry_count(asker); k++)
+			check_entry(tree, probe, asker, object_entry(asker, k));
 	}
 }

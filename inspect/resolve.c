@@ -675,7 +675,9 @@ static enum loader_visit_result consider_loader_folder(const char *folder, enum 
 	struct dependent_choice *choice = arg;
 	if (step == LOADER_CACHE)
 		consider_names(choice, family_files_in_cache(choice->resolver->family_files), 0);
-	else
+	/* ldconfig put what the system folders hold in the cache: they are not listed when it was read
+	   (they are big, and the cache's names came just before). */
+	else if (step != LOADER_DEFAULT || !choice->resolver->cache)
 		consider_folder(choice, folder, 0);
 	return LOADER_NEXT_FOLDER;
 }
@@ -707,6 +709,12 @@ static char *choose_dependent_name(const struct resolver *r, const struct tree *
 			consider(&choice, libnames_basename(o->facts && o->facts->soname ? o->facts->soname : o->path), 2);
 	}
 	consider_folder(&choice, asker->origin, 1);
+	/* What is met later scores at most 3 * its fit: a name already loaded or beside the asker that
+	   reaches it is not beaten, and the search need not be listed. */
+	const char *own = libnames[parent->family].wheel_folder;
+	int ceiling = 3 * (own[0] && strcmp(own, libnames[family].wheel_folder) == 0 ? 2 : 1);
+	if (choice.name && choice.score >= ceiling)
+		return choice.name;
 	loader_search_order(LOADER_BARE_NAME, model_of(r, (struct object *)asker), process, consider_loader_folder, &choice);
 	consider_names(&choice, r->known_names, 0);
 	if (r->what_if && r->what_if->policy != POLICY_OFF) {

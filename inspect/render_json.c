@@ -426,16 +426,16 @@ void render_families(FILE *out, bool json)
 		fputs_unlocked("]\n", out);
 		return;
 	}
-	fprintf(out, "%-31s %-34s %-26s %-16s %s\n", "FAMILY", "LINUX NAME", "CUDA 12 WHEELS", "CUDA 13 WHEELS", "NEEDS; LOADS AT RUN TIME");
+	fprintf(out, "%-31s %-34s %-28s %-16s %s\n", "FAMILY", "LINUX NAME", "CUDA 12 WHEELS", "CUDA 13 WHEELS", "NEEDS; LOADS AT RUN TIME");
 	for (size_t i = 0; i < libnames_count; i++) {
 		const struct libname_row *row = &libnames[i];
 		char stem[128];
-		snprintf(stem, sizeof(stem), "%s.so.N", row->linux_stem);
+		snprintf(stem, sizeof(stem), row->flags & LIBNAME_UNVERSIONED ? "%s.so" : "%s.so.N", row->linux_stem);
 		wheel_folder(row, 12, cuda12, sizeof(cuda12));
 		wheel_folder(row, 13, cuda13, sizeof(cuda13));
 		const char *none = row->flags & LIBNAME_DRIVER ? "(driver)" : "-";
 		/* No padding after the last column. */
-		fprintf(out, row->needed[0] || row->runtime[0] ? "%-31s %-34s %-26s %-16s" : "%-31s %-34s %-26s %s", row->family, stem,
+		fprintf(out, row->needed[0] || row->runtime[0] ? "%-31s %-34s %-28s %-16s" : "%-31s %-34s %-28s %s", row->family, stem,
 			cuda12[0] ? cuda12 : none, cuda13[0] ? cuda13 : none);
 		if (row->needed[0])
 			fprintf(out, " needs %s", row->needed);

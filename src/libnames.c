@@ -218,16 +218,19 @@ bool libnames_is_driver(int family)
 	return family >= 0 && (size_t)family < libnames_count && (libnames[family].flags & LIBNAME_DRIVER);
 }
 
-bool libnames_foreach_family(const char *list, bool (*visit)(int family, void *arg), void *arg)
+bool libnames_foreach_dependent(const char *list, bool (*visit)(int family, bool required, void *arg), void *arg)
 {
 	const char *s = list;
 	while (s && *s) {
 		while (*s == ' ')
 			s++;
-		size_t n = strcspn(s, " ");
-		for (size_t i = 0; n && i < libnames_count; i++) {
-			if (strlen(libnames[i].family) == n && strncmp(libnames[i].family, s, n) == 0) {
-				if (visit((int)i, arg))
+		size_t n = strcspn(s, " "), length = n;
+		bool required = !(n && s[n - 1] == '?');
+		if (!required)
+			length--;
+		for (size_t i = 0; length && i < libnames_count; i++) {
+			if (strlen(libnames[i].family) == length && strncmp(libnames[i].family, s, length) == 0) {
+				if (visit((int)i, required, arg))
 					return true;
 				break;
 			}
@@ -235,6 +238,44 @@ bool libnames_foreach_family(const char *list, bool (*visit)(int family, void *a
 		s += n;
 	}
 	return false;
+}
+
+struct family_visit {
+	bool (*visit)(int family, void *arg);
+	void *arg;
+};
+
+static bool visit_family(int family, bool required, void *arg)
+{
+	(void)required;
+	struct family_visit *v = arg;
+	return v->visit(family, v->arg);
+}
+
+bool libnames_foreach_family(const char *list, bool (*visit)(int family, void *arg), void *arg)
+{
+	struct family_visit v = { visit, arg };
+	return libnames_foreach_dependent(list, visit_family, &v);
+}
+
+int libnames_dependent_fit(const struct libname_match *parent, int family, const char *name)
+{
+	struct libname_match match;
+	if (libnames_match_linux(name, &match) != family || match.alt != parent->alt || match.hash_renamed)
+		return -1;
+	size_t major = strcspn(parent->version, ".");
+	bool same_major = major && strncmp(match.version, parent->version, major) == 0 &&
+			  (match.version[major] == '.' || match.version[major] == '\0');
+	/* One component's libraries come from one release: NVRTC 13 asks for its builtins 13.0, cuDNN 9
+	   for its sub-libraries .9, never another major's. */
+	const char *own = libnames[parent->family].wheel_folder, *theirs = libnames[family].wheel_folder;
+	if (own[0] && strcmp(own, theirs) == 0) {
+		if (libnames[family].flags & LIBNAME_UNVERSIONED)
+			return match.version[0] ? -1 : 2;
+		return same_major ? 2 : -1;
+	}
+	/* Another component's major says nothing: cuFFT 12 of CUDA 13 asks for NVRTC 13. */
+	return match.version[0] ? 1 : 0;
 }
 
 const char *libnames_basename(const char *path)

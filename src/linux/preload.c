@@ -305,8 +305,8 @@ struct attach {
 	int loaded;
 };
 
-/* The file name of dependent family in the parent's folder: same .alt-ness, versioned, and of the
-   parent's major version when there is one (libnvrtc.so.13 loads libnvrtc-builtins.so.13.0). */
+/* The file name of dependent family in the parent's folder that fits it best by the table's rule
+   (libnames_dependent_fit: libnvrtc.so.13 loads libnvrtc-builtins.so.13.0). */
 static bool dependent_name(const struct attach *attach, int family, char *name, size_t size)
 {
 	char folder[PATH_MAX];
@@ -315,25 +315,17 @@ static bool dependent_name(const struct attach *attach, int family, char *name, 
 	DIR *dir = opendir(folder);
 	if (!dir)
 		return false;
-	const char *major = attach->parent_match.version;
-	size_t major_length = strcspn(major, ".");
-	bool found = false, found_same_major = false;
+	int best = -1;
 	struct dirent *entry;
-	while ((entry = readdir(dir)) && !found_same_major) {
-		struct libname_match match;
-		if (libnames_match_linux(entry->d_name, &match) != family || match.alt != attach->parent_match.alt ||
-		    match.hash_renamed || !match.version[0] || strlen(entry->d_name) >= size)
-			continue;
-		bool same_major = major_length && strncmp(match.version, major, major_length) == 0 &&
-				  (match.version[major_length] == '.' || match.version[major_length] == '\0');
-		if (!found || same_major) {
+	while ((entry = readdir(dir)) && best < 2) {
+		int fit = libnames_dependent_fit(&attach->parent_match, family, entry->d_name);
+		if (fit > best && strlen(entry->d_name) < size) {
 			strcpy(name, entry->d_name);
-			found = true;
-			found_same_major = same_major;
+			best = fit;
 		}
 	}
 	closedir(dir);
-	return found;
+	return best >= 0;
 }
 
 static bool attach_dependent(int family, void *arg)

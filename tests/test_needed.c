@@ -51,6 +51,8 @@ START_TEST(test_sibling_wheel_dt_needed_loads_under_the_runtime)
 	ck_assert_int_eq(test_count(run.output, "maps: "), 1);
 	char *events = test_read_file(log);
 	ck_assert_msg(test_contains(events, test_format("\"event\":\"needed\",\"name\":\"libnvJitLink.so.77\",\"path\":\"%s\",\"caller\":\"%s\"", w.nvjitlink_lib, w.cusparse_lib)), "%s", events);
+	char **lines;
+	ck_assert_uint_ge(test_event_lines(log, &lines), 2);
 }
 END_TEST
 

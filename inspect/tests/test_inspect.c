@@ -112,101 +112,6 @@ static char *leaf_in(const char *folder, int value)
 	return path;
 }
 
-/* ---- a minimal JSON checker: the document must parse, whatever it says -------------------------- */
-
-static bool json_value(const char **s, int depth);
-
-static void json_space(const char **s)
-{
-	while (**s == ' ' || **s == '\n' || **s == '\t' || **s == '\r')
-		(*s)++;
-}
-
-static bool json_string(const char **s)
-{
-	if (**s != '"')
-		return false;
-	for ((*s)++; **s != '"'; (*s)++) {
-		if ((unsigned char)**s < 0x20)
-			return false;
-		if (**s == '\\') {
-			(*s)++;
-			if (**s == 'u') {
-				for (int i = 1; i <= 4; i++)
-					if (!isxdigit((unsigned char)(*s)[i]))
-						return false;
-				*s += 4;
-			} else if (!strchr("\"\\/bfnrt", **s) || !**s) {
-				return false;
-			}
-		}
-	}
-	(*s)++;
-	return true;
-}
-
-static bool json_members(const char **s, char close, int depth, bool keyed)
-{
-	(*s)++;
-	json_space(s);
-	if (**s == close) {
-		(*s)++;
-		return true;
-	}
-	for (;;) {
-		json_space(s);
-		if (keyed) {
-			if (!json_string(s))
-				return false;
-			json_space(s);
-			if (*(*s)++ != ':')
-				return false;
-		}
-		if (!json_value(s, depth + 1))
-			return false;
-		json_space(s);
-		if (**s == close) {
-			(*s)++;
-			return true;
-		}
-		if (*(*s)++ != ',')
-			return false;
-	}
-}
-
-static bool json_value(const char **s, int depth)
-{
-	json_space(s);
-	if (depth > 200)
-		return false;
-	if (**s == '{')
-		return json_members(s, '}', depth, true);
-	if (**s == '[')
-		return json_members(s, ']', depth, false);
-	if (**s == '"')
-		return json_string(s);
-	for (const char *word = "true\0false\0null\0"; *word; word += strlen(word) + 1)
-		if (strncmp(*s, word, strlen(word)) == 0) {
-			*s += strlen(word);
-			return true;
-		}
-	char *end;
-	strtod(*s, &end);
-	if (end == *s)
-		return false;
-	*s = end;
-	return true;
-}
-
-static bool json_document(const char *text)
-{
-	const char *s = text;
-	if (!json_value(&s, 0))
-		return false;
-	json_space(&s);
-	return *s == '\0';
-}
-
 /* ---- the search order --------------------------------------------------------------------------- */
 
 /* ROOT/root.so needs libleaf.so.1, found both in ROOT/a (named by the root's search path, RPATH or
@@ -586,7 +491,7 @@ START_TEST(test_json_is_one_document_with_every_dependency_an_object)
 		document = strchr(message, '\n');
 		ck_assert_ptr_nonnull(document);
 	}
-	ck_assert_msg(json_document(document), "not one JSON document:\n%s", document);
+	ck_assert_msg(test_json_document(document), "not one JSON document:\n%s", document);
 	ck_assert_int_eq(test_count(document, "{\"file\":"), 3);
 	ck_assert_msg(test_contains(document, "{\"name\":\"libleaf.so.1\",\"path\":\""), "%s", document);
 	ck_assert_msg(test_contains(document, "{\"name\":\"libgone.so.1\",\"path\":null,\"how\":\"not_found\",\"family\":null,\"looked\":["), "%s", document);

@@ -35,6 +35,13 @@ bool loaded_has_path(const char *path);
    not say that it cannot. */
 void loaded_note_relative_load(const char *path);
 
+/* The front passed a load of name, asked for by asker, to the loader: when its origin is
+   registered at a later sync, asker is its caller. */
+void loaded_note_asker(const char *name, const char *asker);
+
+/* The main program's path (/proc/self/exe), read once, for events that name it. */
+const char *loaded_program_path(void);
+
 /* Visits the NVIDIA objects loaded as of the last sync; stops when visit returns true. */
 void loaded_foreach(bool (*visit)(const struct loaded_object *object, void *arg), void *arg);
 

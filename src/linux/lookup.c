@@ -23,6 +23,7 @@
 #include "log.h"
 #include "platform.h"
 #include "real.h"
+#include "report.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -144,6 +145,71 @@ static bool consider_candidate(const char *path, enum search_step step, enum loa
 	return true;
 }
 
+/* ---- misses ----------------------------------------------------------------------------------- */
+
+/* The loader's own answer for a name from the runtime's frame, without loading it: RTLD_NOLOAD
+   still searches (LD_LIBRARY_PATH, ld.so.cache and its glibc-hwcaps entries, the system folders),
+   and for a file it finds returns NULL with no error; one it finds nowhere leaves an error. */
+static bool loader_finds_by_name(const char *name)
+{
+	dlerror();
+	void *handle = real_dlopen(name, RTLD_LAZY | RTLD_NOLOAD);
+	if (handle) {
+		dlclose(handle);
+		return true;
+	}
+	return dlerror() == NULL;
+}
+
+#define LOOKED_MAX 256
+
+/* The folders a walk tried, for a miss's "looked". */
+struct looked {
+	struct finding finding; /* what the walk found: nothing, for a miss */
+	size_t count;
+	struct log_looked places[LOOKED_MAX];
+};
+
+static bool find_nothing(const char *path, enum search_step step, enum loader_step loader_step, void *arg)
+{
+	struct looked *looked = arg;
+	return consider_candidate(path, step, loader_step, &looked->finding);
+}
+
+static void add_looked(const char *folder, enum search_step step, enum loader_step loader_step, void *arg)
+{
+	struct looked *looked = arg;
+	char *copy = folder ? strdup(folder) : NULL;
+	if (looked->count == LOOKED_MAX || (folder && !copy)) {
+		free(copy);
+		return;
+	}
+	looked->places[looked->count++] = (struct log_looked){ copy, search_step_key(step, loader_step) };
+}
+
+static void free_looked(struct looked *looked)
+{
+	for (size_t i = 0; looked && i < looked->count; i++)
+		free((char *)looked->places[i].folder);
+	free(looked);
+}
+
+/* Walks request again listing its folders and reports the miss, unless the walk finds the name
+   after all (it arrived meanwhile). */
+static void report_walked_miss(struct search_request *request, int family, const char *asker, const char *reason)
+{
+	struct looked *looked = calloc(1, sizeof(*looked));
+	if (!looked)
+		return;
+	request->tried = add_looked;
+	search_candidates(request, find_nothing, looked);
+	if (!looked->finding.loader_finds && !looked->finding.candidate[0])
+		report_miss(&(struct report_miss){ .name = request->name, .caller = asker, .family = family,
+						   .driver = libnames_is_driver(family), .reason = reason,
+						   .looked = looked->places, .looked_count = looked->count });
+	free_looked(looked);
+}
+
 /* ---- coherent ----------------------------------------------------------------------------- */
 
 bool lookup_loaded_by_name(const char *name)
@@ -221,9 +287,11 @@ void lookup_report_mixed_origin(const char *name, const char *asker, const void 
 	if (own && find_in_family_tree(name, folder, own) && !same_file(own->candidate, loaded)) {
 		log_message(LOG_WARN, "mixed origins: %s is already loaded from %s; %s would take %s", name, loaded, asker,
 			    own->candidate);
-		log_event(&(struct log_event){ .event = "mixed-origin", .name = name, .path = loaded, .caller = asker,
-					       .family = family >= 0 ? libnames[family].family : NULL,
-					       .policy = config_policy_name(POLICY_COHERENT), .reason = own->candidate });
+		log_event(&(struct log_event){ .event = "mixed-origin", .name = name, .path = loaded, .own = own->candidate,
+					       .caller = asker, .family = family >= 0 ? libnames[family].family : NULL,
+					       .policy = config_policy_name(POLICY_COHERENT),
+					       .reason = "first loaded wins: already loaded from another folder" });
+		report_mixed_origin(name, loaded, own->candidate, asker);
 	}
 	free(own);
 }
@@ -252,6 +320,7 @@ bool lookup_bare_name(const char *name, int family, struct link_map *caller, str
 	char caller_folder[PATH_MAX];
 	bool planned = false;
 	plan->count = 0;
+	plan->missed = false;
 	if (!finding || !(listed = read_listed(caller)))
 		goto out;
 	memset(finding, 0, sizeof(*finding));
@@ -276,6 +345,7 @@ bool lookup_bare_name(const char *name, int family, struct link_map *caller, str
 		planned = !lookup_loaded_by_name(name) && add_load(plan, name, family, own, true, false);
 		goto out;
 	}
+	plan->missed = !finding->loader_finds && !finding->candidate[0];
 	if (finding->loader_finds || !finding->candidate[0])
 		goto out;
 	/* The loader's own remaining steps come first: ld.so.cache and the glibc-hwcaps folders. A
@@ -285,6 +355,31 @@ out:
 	free_listed(listed);
 	free(finding);
 	return planned;
+}
+
+void lookup_report_bare_miss(const char *name, int family, struct link_map *caller, const char *asker, bool runtime_places)
+{
+	char caller_folder[PATH_MAX];
+	struct listed *listed = read_listed(caller);
+	if (!listed || loader_finds_by_name(name))
+		goto out;
+	const char *caller_name = caller->l_name && caller->l_name[0] ? caller->l_name : "";
+	bool caller_is_nvidia = runtime_places && libnames_match_linux(libnames_basename(caller_name), NULL) >= 0 &&
+				dst_origin_of(caller_name, caller_folder, sizeof(caller_folder));
+	struct loader_object object = { .listed = &listed->list };
+	struct loader_process process = { 0 };
+	struct search_request request = {
+		.name = name,
+		.lookup = LOADER_BARE_NAME,
+		.asker = &object,
+		.process = &process,
+		.machine = this_machine(),
+		.caller_folder = caller_is_nvidia ? caller_folder : NULL,
+		.loader_only = !runtime_places,
+	};
+	report_walked_miss(&request, family, asker, "dlopen by bare name");
+out:
+	free_listed(listed);
 }
 
 /* ---- DT_NEEDED ------------------------------------------------------------------------------- */
@@ -380,10 +475,14 @@ struct needed_work {
 static void plan_need(struct parent *parent, const char *name, struct needs *needs, int depth)
 {
 	int family = libnames_match_linux(name, NULL);
-	if (family < 0 || libnames_is_driver(family) || visited_before(needs, name))
+	if (family < 0 || visited_before(needs, name))
+		return;
+	bool driver = libnames_is_driver(family);
+	if (driver && !report_misses_wanted(true))
 		return;
 	if (loaded_has_soname(name)) {
-		lookup_report_mixed_origin(name, parent->path, NULL);
+		if (!driver)
+			lookup_report_mixed_origin(name, parent->path, NULL);
 		return;
 	}
 	struct needed_work *work = calloc(1, sizeof(*work));
@@ -399,7 +498,19 @@ static void plan_need(struct parent *parent, const char *name, struct needs *nee
 		.machine = this_machine(),
 		.caller_folder = parent->folder,
 	};
+	if (driver) { /* never supplied: only a miss to report */
+		request.loader_only = true;
+		request.caller_folder = NULL;
+	}
 	search_candidates(&request, consider_candidate, finding);
+	if (!finding->loader_finds && (driver || !finding->candidate[0])) {
+		/* Nobody finds it where the runtime can look: the loader's own answer (its cache) decides. */
+		if (report_misses_wanted(driver) && !loader_finds_by_name(name))
+			report_walked_miss(&request, family, parent->path, "DT_NEEDED");
+		goto out;
+	}
+	if (driver)
+		goto out;
 	bool coherent = coherent_choice(name, parent->folder, finding, &work->own);
 	if (coherent) {
 		if (lookup_loaded_by_name(name)) /* first loaded wins, even when it arrived a moment ago */
@@ -435,7 +546,8 @@ static bool needs_an_nvidia_library(const struct dynamic_file *file)
 {
 	for (size_t i = 0; i < file->needed_count; i++) {
 		int family = libnames_match_linux(file->needed[i], NULL);
-		if (family >= 0 && !libnames_is_driver(family) && (is_coherent() || !loaded_has_soname(file->needed[i])))
+		if (family >= 0 && (!libnames_is_driver(family) || report_misses_wanted(true)) &&
+		    (is_coherent() || !loaded_has_soname(file->needed[i])))
 			return true;
 	}
 	return false;

@@ -4,6 +4,7 @@
 #include "log.h"
 #include "platform.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -149,8 +150,9 @@ void config_read(struct config *config, const char *(*getenv_fn)(const char *nam
 	value = getenv_fn("NVINTERPOSE_REPORT");
 	if (value && value[0]) {
 		char *end;
+		errno = 0;
 		long pid = strtol(value, &end, 10);
-		if (*end || pid <= 0 || value[0] < '0' || value[0] > '9')
+		if (*end || pid <= 0 || errno || value[0] < '0' || value[0] > '9')
 			log_message(LOG_ERROR, "NVINTERPOSE_REPORT='%s' is not a process id; no report", value);
 		else
 			config->report_pid = pid;

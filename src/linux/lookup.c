@@ -179,6 +179,9 @@ static bool find_nothing(const char *path, enum search_step step, enum loader_st
 static void add_looked(const char *folder, enum search_step step, enum loader_step loader_step, void *arg)
 {
 	struct looked *looked = arg;
+	struct loader_machine probe;
+	if (folder && loader_machine_from_element(folder, &probe))
+		return; /* the runtime's own RUNPATH, which only tells it the machine */
 	char *copy = folder ? strdup(folder) : NULL;
 	if (looked->count == LOOKED_MAX || (folder && !copy)) {
 		free(copy);

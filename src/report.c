@@ -6,10 +6,13 @@
 #include "libnames.h"
 #include "platform.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+
+#define PLATFORM_PATH_TEXT 4400
 
 enum kind { KIND_ORIGIN, KIND_REDIRECT, KIND_MISS, KIND_MIXED, KIND_COUNT };
 
@@ -85,13 +88,15 @@ void report_miss(const struct report_miss *miss)
 	}
 	if (used >= sizeof(places))
 		strcpy(places + sizeof(places) - 5, " ...");
-	log_message(miss->driver ? LOG_INFO : LOG_WARN, "%s wanted by %s (%s): not found; looked in %s", miss->name,
-		    miss->caller ? miss->caller : "an unknown object", miss->reason, places[0] ? places : "no folder");
+	char reason[PLATFORM_PATH_TEXT];
+	snprintf(reason, sizeof(reason), miss->other ? "%s; another version is there: %s" : "%s", miss->reason, miss->other);
+	log_message(miss->driver || miss->other ? LOG_INFO : LOG_WARN, "%s wanted by %s (%s): not found; looked in %s", miss->name,
+		    miss->caller ? miss->caller : "an unknown object", reason, places[0] ? places : "no folder");
 	log_event(&(struct log_event){ .event = "miss", .name = miss->name, .caller = miss->caller, .family = family,
-				       .policy = policy, .reason = miss->reason, .looked = miss->looked,
+				       .policy = policy, .reason = reason, .looked = miss->looked,
 				       .looked_count = miss->looked_count });
 	count(KIND_MISS, "miss %s wanted by %s (%s): looked in %zu places", miss->name,
-	      miss->caller ? miss->caller : "an unknown object", miss->reason, miss->looked_count);
+	      miss->caller ? miss->caller : "an unknown object", reason, miss->looked_count);
 }
 
 void report_origin(const char *family, const char *folder, const char *name)

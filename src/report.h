@@ -13,6 +13,9 @@ struct report_miss {
 	const char *caller; /* the object that asked */
 	int family;
 	bool driver;        /* a driver library: said at info, not warn */
+	/* A shorter version of name in a folder looked in (cuDNN asks for libcudnn_graph.so.9.19.0, then
+	   .so.9.19, then takes the .so.9 that is there): the caller is probably probing; said at info. */
+	const char *other;
 	const char *reason; /* how it was asked for ("dlopen by bare name", "DT_NEEDED") */
 	const struct log_looked *looked; /* every place tried, in order */
 	size_t looked_count;

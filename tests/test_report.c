@@ -81,6 +81,33 @@ START_TEST(test_dt_needed_miss_names_the_library_that_needs_it)
 }
 END_TEST
 
+/* cuDNN asks for libcudnn_graph.so.9.19.0, then .so.9.19, then takes the .so.9 beside it: a miss
+   of a more exact version of a file that is there is said at info, with that file; a mere other
+   version (not one the name begins with) stays a warning. */
+START_TEST(test_probe_for_a_more_exact_version_is_info)
+{
+	char *root = test_tmpdir(), *lib = test_format("%s/site-packages/nvidia/cudnn/lib", root);
+	test_mkdirs(lib);
+	char *parent = test_format("%s/libcudnn.so.77", lib), *shorter = test_format("%s/libcudnn_ops.so.77", lib);
+	test_build_library("cudnn_like.c", parent, "libcudnn.so.77",
+			   "-DSUB_LIBRARY='\"libcudnn_ops.so.77.1.0\"' -Wl,--enable-new-dtags,-rpath,'$ORIGIN'");
+	test_build_library("value.c", shorter, "libcudnn_ops.so.77", "-DVALUE_SYMBOL=ops_value");
+	char *log = test_format("%s/events.jsonl", root);
+	const char *env[] = { standin_preload(), "NVINTERPOSE_LOG=info", log_setting(log), NULL };
+	struct test_run run = test_probe(env, test_format("call %s cudnn_like_load", parent));
+	ck_assert_msg(test_contains(run.output, test_format("nvinterpose: info: libcudnn_ops.so.77.1.0 wanted by %s (dlopen by bare name; another version is there: %s): not found",
+							    parent, shorter)), "%s", run.output);
+	char *miss = test_find_event(log, "miss", NULL, NULL);
+	ck_assert_str_eq(test_event_value(miss, "reason"), test_format("dlopen by bare name; another version is there: %s", shorter));
+	/* libcudnn_ops.so.76 is no shorter version of .so.77.1.0: a warning. */
+	unlink(shorter);
+	test_build_library("value.c", test_format("%s/libcudnn_ops.so.76", lib), "libcudnn_ops.so.76", "-DVALUE_SYMBOL=ops_value");
+	run = test_probe(env, test_format("call %s cudnn_like_load", parent));
+	ck_assert_msg(test_contains(run.output, test_format("nvinterpose: warning: libcudnn_ops.so.77.1.0 wanted by %s (dlopen by bare name): not found",
+							    parent)), "%s", run.output);
+}
+END_TEST
+
 /* The first of a few NVIDIA sonames the loader finds on this machine by itself (ld.so.cache, the
    system folders), or NULL. */
 static const char *name_the_loader_finds(void)
@@ -262,6 +289,7 @@ int main(void)
 	TCase *tc = tcase_create("report");
 	tcase_add_test(tc, test_bare_name_miss_is_a_warning_with_every_place_looked);
 	tcase_add_test(tc, test_dt_needed_miss_names_the_library_that_needs_it);
+	tcase_add_test(tc, test_probe_for_a_more_exact_version_is_info);
 	tcase_add_test(tc, test_name_the_loader_finds_in_its_cache_is_no_miss);
 	tcase_add_test(tc, test_driver_library_miss_is_info_not_a_warning);
 	tcase_add_test(tc, test_places_are_looked_up_only_when_someone_reads_them);

@@ -25,6 +25,7 @@
 #include "real.h"
 #include "report.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <gnu/libc-version.h>
@@ -197,19 +198,56 @@ static void free_looked(struct looked *looked)
 	free(looked);
 }
 
+/* True when file is name's library with a shorter version that name's begins with: libcudnn_graph.so.9
+   for libcudnn_graph.so.9.19.0. */
+static bool is_shorter_version(const char *file, const char *name, int family)
+{
+	struct libname_match asked, there;
+	if (libnames_match_linux(name, &asked) != family || libnames_match_linux(file, &there) != family ||
+	    asked.alt != there.alt || asked.hash_renamed || there.hash_renamed)
+		return false;
+	size_t length = strlen(there.version);
+	return length && length < strlen(asked.version) && strncmp(asked.version, there.version, length) == 0 &&
+	       asked.version[length] == '.';
+}
+
+/* A shorter version of name in one of the folders looked in (the first found), into other: the
+   caller is then probably probing for a more exact version before it takes that one. */
+static bool other_version(const struct looked *looked, int family, const char *name, char *other, size_t size)
+{
+	for (size_t i = 0; i < looked->count && i < 64; i++) {
+		const char *folder = looked->places[i].folder;
+		DIR *dir = folder ? opendir(folder) : NULL;
+		struct dirent *entry;
+		bool found = false;
+		while (dir && !found && (entry = readdir(dir)))
+			found = is_shorter_version(entry->d_name, name, family) &&
+				snprintf(other, size, "%s/%s", folder, entry->d_name) < (int)size;
+		if (dir)
+			closedir(dir);
+		if (found)
+			return true;
+	}
+	return false;
+}
+
 /* Walks request again listing its folders and reports the miss, unless the walk finds the name
    after all (it arrived meanwhile). */
 static void report_walked_miss(struct search_request *request, int family, const char *asker, const char *reason)
 {
 	struct looked *looked = calloc(1, sizeof(*looked));
-	if (!looked)
-		return;
+	char *other = malloc(PATH_MAX);
+	if (!looked || !other)
+		goto out;
 	request->tried = add_looked;
 	search_candidates(request, find_nothing, looked);
 	if (!looked->finding.loader_finds && !looked->finding.candidate[0])
 		report_miss(&(struct report_miss){ .name = request->name, .caller = asker, .family = family,
 						   .driver = libnames_is_driver(family), .reason = reason,
+						   .other = other_version(looked, family, request->name, other, PATH_MAX) ? other : NULL,
 						   .looked = looked->places, .looked_count = looked->count });
+out:
+	free(other);
 	free_looked(looked);
 }
 

@@ -653,6 +653,10 @@ static void check_size_limit(bool under_seccomp)
 		if (setrlimit(RLIMIT_FSIZE, &limit) != 0)
 			_exit(2);
 		log_event(&(struct log_event){ .event = "register", .reason = reasons[0] });
+		/* A limit below the file's size: a write there would raise SIGXFSZ at once. */
+		limit.rlim_cur = (rlim_t)st.st_size - 10;
+		if (setrlimit(RLIMIT_FSIZE, &limit) != 0)
+			_exit(2);
 		log_event(&(struct log_event){ .event = "register", .reason = reasons[1] });
 		limit.rlim_cur = RLIM_INFINITY;
 		if (setrlimit(RLIMIT_FSIZE, &limit) != 0)

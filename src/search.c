@@ -84,17 +84,24 @@ static bool seen_before(struct walk *walk, const struct folder_identity *identit
 	return false;
 }
 
-static bool try_folder(struct walk *walk, const char *folder, enum search_step step)
+/* True when folder is to be looked in: it exists and this walk has not tried it yet. A first try
+   is noted either way. */
+static bool try_once(struct walk *walk, const char *folder, enum search_step step, enum loader_step loader_step)
 {
 	struct folder_identity identity;
-	char path[PATH_MAX];
 	if (!folder || !folder[0])
 		return false;
 	bool exists = platform_folder_identity(folder, &identity);
 	if (exists && seen_before(walk, &identity))
 		return false;
-	note_tried(walk, folder, step, LOADER_LISTED);
-	if (!exists)
+	note_tried(walk, folder, step, loader_step);
+	return exists;
+}
+
+static bool try_folder(struct walk *walk, const char *folder, enum search_step step)
+{
+	char path[PATH_MAX];
+	if (!try_once(walk, folder, step, LOADER_LISTED))
 		return false;
 	size_t length = strlen(folder);
 	while (length > 1 && folder[length - 1] == SEPARATOR)
@@ -117,7 +124,6 @@ static enum loader_visit_result try_loader_folder(const char *folder, enum loade
 {
 	struct walk *walk = arg;
 	const struct search_request *request = walk->request;
-	struct folder_identity identity;
 	walk->loader_step = step;
 	if (step == LOADER_CACHE) {
 		note_tried(walk, NULL, SEARCH_LOADER, LOADER_CACHE);
@@ -126,13 +132,7 @@ static enum loader_visit_result try_loader_folder(const char *folder, enum loade
 			       ? LOADER_STOP
 			       : LOADER_NEXT_FOLDER;
 	}
-	if (!folder || !folder[0])
-		return LOADER_NEXT_FOLDER;
-	bool exists = platform_folder_identity(folder, &identity);
-	if (exists && seen_before(walk, &identity))
-		return LOADER_NEXT_FOLDER;
-	note_tried(walk, folder, SEARCH_LOADER, step);
-	if (!exists)
+	if (!try_once(walk, folder, SEARCH_LOADER, step))
 		return LOADER_NEXT_FOLDER;
 	switch (loader_folder_files(request->machine, folder, request->name, try_loader_file, walk)) {
 	case LOADER_FOLDER_TAKEN: return LOADER_STOP;

@@ -354,6 +354,26 @@ static bool add_load(struct lookup_plan *plan, const char *name, int family, con
 	return true;
 }
 
+/* The walk for a bare name asked by caller, whose search list the loader gave (listed): with the
+   caller's folder (into folder) when the caller is an NVIDIA library. */
+static struct search_request bare_name_request(const char *name, struct link_map *caller, struct listed *listed,
+					       struct loader_object *asker, struct loader_process *process, char *folder)
+{
+	const char *caller_name = caller->l_name && caller->l_name[0] ? caller->l_name : "";
+	bool caller_is_nvidia = libnames_match_linux(libnames_basename(caller_name), NULL) >= 0 &&
+				dst_origin_of(caller_name, folder, PATH_MAX);
+	*asker = (struct loader_object){ .listed = &listed->list };
+	*process = (struct loader_process){ 0 };
+	return (struct search_request){
+		.name = name,
+		.lookup = LOADER_BARE_NAME,
+		.asker = asker,
+		.process = process,
+		.machine = this_machine(),
+		.caller_folder = caller_is_nvidia ? folder : NULL,
+	};
+}
+
 bool lookup_bare_name(const char *name, int family, struct link_map *caller, struct lookup_plan *plan)
 {
 	struct listed *listed = NULL;
@@ -367,19 +387,10 @@ bool lookup_bare_name(const char *name, int family, struct link_map *caller, str
 	memset(finding, 0, sizeof(*finding));
 	struct finding *own = finding + 1;
 
-	const char *caller_name = caller->l_name && caller->l_name[0] ? caller->l_name : "";
-	bool caller_is_nvidia = libnames_match_linux(libnames_basename(caller_name), NULL) >= 0 &&
-				dst_origin_of(caller_name, caller_folder, sizeof(caller_folder));
-	struct loader_object asker = { .listed = &listed->list };
-	struct loader_process process = { 0 };
-	struct search_request request = {
-		.name = name,
-		.lookup = LOADER_BARE_NAME,
-		.asker = &asker,
-		.process = &process,
-		.machine = this_machine(),
-		.caller_folder = caller_is_nvidia ? caller_folder : NULL,
-	};
+	struct loader_object asker;
+	struct loader_process process;
+	struct search_request request = bare_name_request(name, caller, listed, &asker, &process, caller_folder);
+	bool caller_is_nvidia = request.caller_folder != NULL;
 	search_candidates(&request, consider_candidate, finding);
 	if (caller_is_nvidia && coherent_choice(name, caller_folder, finding, own)) {
 		/* First loaded wins, even when it arrived a moment ago (another thread): the loader's. */
@@ -404,20 +415,13 @@ void lookup_report_bare_miss(const char *name, int family, struct link_map *call
 	struct listed *listed = read_listed(caller);
 	if (!listed || loader_finds_by_name(name))
 		goto out;
-	const char *caller_name = caller->l_name && caller->l_name[0] ? caller->l_name : "";
-	bool caller_is_nvidia = runtime_places && libnames_match_linux(libnames_basename(caller_name), NULL) >= 0 &&
-				dst_origin_of(caller_name, caller_folder, sizeof(caller_folder));
-	struct loader_object object = { .listed = &listed->list };
-	struct loader_process process = { 0 };
-	struct search_request request = {
-		.name = name,
-		.lookup = LOADER_BARE_NAME,
-		.asker = &object,
-		.process = &process,
-		.machine = this_machine(),
-		.caller_folder = caller_is_nvidia ? caller_folder : NULL,
-		.loader_only = !runtime_places,
-	};
+	struct loader_object object;
+	struct loader_process process;
+	struct search_request request = bare_name_request(name, caller, listed, &object, &process, caller_folder);
+	if (!runtime_places) {
+		request.caller_folder = NULL;
+		request.loader_only = true;
+	}
 	report_walked_miss(&request, family, asker, "dlopen by bare name");
 out:
 	free_listed(listed);

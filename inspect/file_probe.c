@@ -33,6 +33,7 @@ void file_probe_free(struct file_probe *probe)
 {
 	string_map_clear(&probe->files, free_probed);
 	string_map_clear(&probe->folders, free);
+	string_map_clear(&probe->installations, free);
 }
 
 char *file_probe_join(const char *folder, const char *name)

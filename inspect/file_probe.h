@@ -39,6 +39,7 @@ struct file_probe {
 	struct loader_host *host;
 	struct string_map files;
 	struct string_map folders;
+	struct string_map installations; /* folder -> the installation it belongs to (mixed_origin.c) */
 };
 
 void file_probe_init(struct file_probe *probe, struct loader_host *host);

@@ -12,9 +12,7 @@
 
 static bool is_nvidia(int family) { return family >= 0 && !libnames_is_driver(family); }
 
-/* The installation a folder belongs to: for a CUDA 12 wheel (site-packages/nvidia/PKG/lib) the
-   nvidia folder holding all its components, else the folder itself, by its real path. */
-static char *installation_of(const char *folder)
+char *mixed_origin_installation(const char *folder)
 {
 	char root[PATH_MAX];
 	if (search_wheel_root(folder, root, sizeof(root), NULL)) {
@@ -25,32 +23,58 @@ static char *installation_of(const char *folder)
 	return real ? real : strdup(folder);
 }
 
+/* The installation of folder, worked out once a run (realpath walks every component). */
+static const char *installation_of(struct file_probe *probe, const char *folder)
+{
+	char *installation = string_map_get(&probe->installations, folder);
+	if (!installation && (installation = mixed_origin_installation(folder)) &&
+	    !string_map_put(&probe->installations, folder, installation)) {
+		free(installation);
+		installation = NULL;
+	}
+	return installation;
+}
+
+static void check_entry(struct tree *tree, struct file_probe *probe, const struct object *asker, const struct dependency *d)
+{
+	if (!d->object || !is_nvidia(d->family) || d->action == RUNTIME_COHERENT)
+		return;
+	if (strcmp(asker->origin, d->object->origin) == 0)
+		return; /* one folder: one installation */
+	const char *own = installation_of(probe, asker->origin), *theirs = installation_of(probe, d->object->origin);
+	if (own && theirs && strcmp(own, theirs) != 0) {
+		enum how how;
+		char *copy = what_if_candidate(probe, d->name, asker->origin, true, &how);
+		struct warning warning = {
+			.kind = WARNING_MIXED_ORIGIN,
+			.library = asker->path,
+			.dependency = d->name,
+			.got = d->object->path,
+			.own = copy,
+			.how = d->how,
+			.run_time = d->run_time,
+		};
+		/* The default policy keeps the loader's choice; only coherent takes the asker's own copy. */
+		const char *remedy = !copy ? "" : tree->what_if && tree->policy == POLICY_COHERENT ? ""
+					 : tree->what_if && tree->policy == POLICY_FALLBACK
+						 ? " (the fallback policy keeps the loader's choice; the coherent policy would take it)"
+						 : " (the runtime's default policy, fallback, keeps the loader's choice; the coherent policy would take it)";
+		if (asprintf(&warning.text, "mixed origins: %s (%s) gets %s%s from %s (%s)%s%s%s", asker->path,
+			     libnames[asker->family].family, d->name, d->run_time ? " at run time" : "", d->object->path,
+			     how_name(d->how), copy ? "; its own installation holds " : "", copy ? copy : "", remedy) >= 0)
+			tree_add_warning(tree, &warning);
+		free(warning.text);
+		free(copy);
+	}
+}
+
 void mixed_origin_check(struct tree *tree, struct file_probe *probe)
 {
 	for (size_t i = 0; i < tree->object_count; i++) {
 		const struct object *asker = tree->objects[i];
 		if (!is_nvidia(asker->family))
 			continue;
-		char *own = NULL;
-		for (size_t k = 0; k < asker->needed_count; k++) {
-			const struct dependency *d = &asker->needed[k];
-			if (!d->object || !is_nvidia(d->family) || d->action == RUNTIME_COHERENT)
-				continue;
-			if (strcmp(asker->origin, d->object->origin) == 0)
-				continue; /* one folder: one installation */
-			if (!own)
-				own = installation_of(asker->origin);
-			char *theirs = installation_of(d->object->origin);
-			if (own && theirs && strcmp(own, theirs) != 0) {
-				enum how how;
-				char *copy = what_if_candidate(probe, d->name, asker->origin, true, &how);
-				tree_warn(tree, "mixed origins: %s (%s) gets %s from %s (%s)%s%s", asker->path,
-					  libnames[asker->family].family, d->name, d->object->path, how_name(d->how),
-					  copy ? "; its own installation holds " : "", copy ? copy : "");
-				free(copy);
-			}
-			free(theirs);
-		}
-		free(own);
+		for (size_t k = 0; k < object_entry_count(asker); k++)
+			check_entry(tree, probe, asker, object_entry(asker, k));
 	}
 }

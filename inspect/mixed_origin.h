@@ -8,3 +8,8 @@
 
 /* Adds a warning to the tree for each such dependency, naming the copy its own installation holds. */
 void mixed_origin_check(struct tree *tree, struct file_probe *probe);
+
+/* The installation a folder belongs to, by its real path: for a wheel folder
+   (site-packages/nvidia/PKG/lib, the CUDA 13 wheels' nvidia/cu13/lib included) the nvidia folder
+   holding all its components, else the folder itself. Malloc'd. */
+char *mixed_origin_installation(const char *folder);

@@ -1,13 +1,15 @@
 /* nvinterpose-inspect: what the loader will do with a file, and what the runtime would change.
    For each FILE, its ELF facts and its dependency tree resolved as glibc's loader would, each
-   dependency with how it was found and its NVIDIA family, every place looked for a missing one;
-   with --policy, --origin or --pid, the tree as it would be with the runtime. */
+   dependency with how it was found and its NVIDIA family, every place looked for a missing one,
+   the run-time dependents the table names; with --policy, --origin or --pid, the tree as it would
+   be with the runtime; with --scan, every copy of every NVIDIA library the environment holds. */
 #define _GNU_SOURCE
 #include "loader/ld_cache.h"
 #include "loader_host.h"
 #include "mixed_origin.h"
 #include "render.h"
 #include "resolve.h"
+#include "scan.h"
 #include "what_if.h"
 
 #include "config.h"
@@ -15,14 +17,22 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+/* Exit statuses: a missing dependency is an answer, a cut tree an incomplete one, a usage error none. */
 #define EXIT_MISSING 1
 #define EXIT_USAGE 2
+#define EXIT_CUT 3
 #define DEFAULT_CACHE "/etc/ld.so.cache"
+/* Real trees hold tens of objects; a tree past this is cut, and a run resolves at most
+   RUN_BOUND_FACTOR times as many in all (a ring of files, each the start of a deep chain). */
+#define DEFAULT_MAX_OBJECTS 4096
+#define RUN_BOUND_FACTOR 64
 
 enum format { FORMAT_TEXT, FORMAT_JSON, FORMAT_DOT };
 
@@ -35,72 +45,115 @@ struct options {
 	int pid;
 	const char *nvinterpose_path;
 	const char *cache_path;
+	bool cache_given;
 	bool families;
+	bool scan;
+	const char *python;
+	size_t max_depth;
+	size_t max_objects;
+	bool all;
 };
 
 static void usage(FILE *out)
 {
 	fputs("Usage: nvinterpose-inspect [OPTION]... FILE...\n"
+	      "  or:  nvinterpose-inspect --scan [--json] [--python=PY]\n"
+	      "  or:  nvinterpose-inspect --families [--json]\n"
 	      "Shows each FILE's ELF facts and its dependency tree as glibc's loader would resolve it: where\n"
 	      "each library comes from and why (rpath, runpath, ld_library_path, cache, default,\n"
-	      "already_loaded, path), its NVIDIA family, and every place looked for a missing one. NVIDIA\n"
-	      "libraries of one tree taken from different installations are reported (mixed origins).\n"
+	      "already_loaded, path), its NVIDIA family, every place looked for a missing one, and the\n"
+	      "libraries an NVIDIA library loads by name at run time (from the table: required or optional).\n"
+	      "NVIDIA libraries of one tree taken from different installations are reported (mixed origins).\n"
 	      "\n"
 	      "Output (default: a tree, in colour on a terminal unless NO_COLOR is set):\n"
-	      "      --json           one JSON document for all the files\n"
-	      "      --dot            a Graphviz graph (dot -Tsvg)\n"
+	      "      --json             one JSON document for all the files (objects in a flat list)\n"
+	      "      --dot              a Graphviz graph (dot -Tsvg)\n"
+	      "      --max-depth=N      text and dot: show N levels of the tree (default: all)\n"
+	      "      --all              text: show the C library and compiler runtime, folded by default\n"
+	      "      --max-objects=N    follow at most N objects a tree (default 4096; a run follows at most\n"
+	      "                         64 times as many in all); a tree cut there says so\n"
 	      "\n"
 	      "What-if: the tree as it would be with nvinterpose, for FILE loaded by path:\n"
-	      "      --policy POLICY  fallback, coherent or off\n"
-	      "      --origin DIR     a folder NVIDIA libraries were loaded from (repeatable)\n"
-	      "      --pid PID        the folders of the NVIDIA libraries mapped in process PID; every\n"
-	      "                       library mapped there counts as loaded, and its LD_LIBRARY_PATH and\n"
-	      "                       NVINTERPOSE_PATH are used when readable\n"
-	      "      --path LIST      NVINTERPOSE_PATH for the what-if (default: the environment's)\n"
-	      "      (--origin and --pid imply --policy fallback)\n"
+	      "      --policy=POLICY    fallback, coherent or off\n"
+	      "      --origin=DIR       a folder NVIDIA libraries were loaded from (repeatable)\n"
+	      "      --pid=PID          the folders of the NVIDIA libraries loaded in process PID, in the\n"
+	      "                         order it loaded them; every library mapped there counts as loaded,\n"
+	      "                         and its LD_LIBRARY_PATH and NVINTERPOSE_PATH are used when readable\n"
+	      "      --path=LIST        NVINTERPOSE_PATH for the what-if (default: the environment's)\n"
+	      "      (--origin and --pid imply --policy=fallback)\n"
+	      "\n"
+	      "Scan: every copy of every NVIDIA library in this environment, grouped by library, and the\n"
+	      "mix each would load:\n"
+	      "      --scan             site-packages of the python on PATH, CONDA_PREFIX, CUDA_HOME and\n"
+	      "                         CUDA_PATH, LD_LIBRARY_PATH and ld.so.cache\n"
+	      "      --python=PY        the python whose site-packages are scanned\n"
 	      "\n"
 	      "Other:\n"
-	      "      --cache FILE     read FILE in place of /etc/ld.so.cache (\"none\": no cache)\n"
-	      "      --families       list the NVIDIA families the runtime recognizes\n"
-	      "  -h, --help           this help\n"
-	      "  -V, --version        the version\n"
+	      "      --cache=FILE       read FILE in place of /etc/ld.so.cache (\"none\": no cache)\n"
+	      "      --families         list the NVIDIA families the runtime recognizes\n"
+	      "  -h, --help             this help\n"
+	      "  -V, --version          the version\n"
 	      "\n"
-	      "Exit status: 0 when every dependency is found, 1 when one is missing, 2 for a usage error or\n"
-	      "a file that cannot be inspected.\n",
+	      "Exit status: 0 when everything needed is found, 1 when a DT_NEEDED dependency or a required\n"
+	      "run-time dependent is missing (--scan: a mix or a missing one found), 2 for a usage error or a\n"
+	      "file that cannot be inspected, 3 when a tree was cut at its bound and nothing was found\n"
+	      "missing before it.\n",
 	      out);
 }
 
-static int usage_error(const char *format, const char *argument)
+static int usage_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
+/* The one shape of a usage error: the tool's name, the problem, where to read more; status 2. */
+static int usage_error(const char *format, ...)
 {
+	va_list args;
 	fputs("nvinterpose-inspect: ", stderr);
-	fprintf(stderr, format, argument);
-	fputs("\nTry 'nvinterpose-inspect --help'.\n", stderr);
+	va_start(args, format);
+	vfprintf(stderr, format, args);
+	va_end(args);
+	fputs("\nTry 'nvinterpose-inspect --help' for more information.\n", stderr);
 	return EXIT_USAGE;
+}
+
+static bool parse_count(const char *text, size_t *value)
+{
+	char *end;
+	errno = 0;
+	unsigned long long n = strtoull(text, &end, 10);
+	if (errno || end == text || *end || text[0] == '-' || n == 0 || n > SIZE_MAX / RUN_BOUND_FACTOR)
+		return false;
+	*value = (size_t)n;
+	return true;
 }
 
 /* Parses the command line; -1 to go on, else the exit status. */
 static int parse_options(int argc, char **argv, struct options *options)
 {
-	enum { OPT_JSON = 256, OPT_DOT, OPT_POLICY, OPT_ORIGIN, OPT_PID, OPT_PATH, OPT_CACHE, OPT_FAMILIES };
+	enum { OPT_JSON = 256, OPT_DOT, OPT_POLICY, OPT_ORIGIN, OPT_PID, OPT_PATH, OPT_CACHE, OPT_FAMILIES, OPT_SCAN, OPT_PYTHON,
+	       OPT_MAX_DEPTH, OPT_MAX_OBJECTS, OPT_ALL };
 	static const struct option longs[] = {
 		{ "json", no_argument, NULL, OPT_JSON },       { "dot", no_argument, NULL, OPT_DOT },
 		{ "policy", required_argument, NULL, OPT_POLICY }, { "origin", required_argument, NULL, OPT_ORIGIN },
 		{ "pid", required_argument, NULL, OPT_PID },    { "path", required_argument, NULL, OPT_PATH },
 		{ "cache", required_argument, NULL, OPT_CACHE }, { "families", no_argument, NULL, OPT_FAMILIES },
+		{ "scan", no_argument, NULL, OPT_SCAN },        { "python", required_argument, NULL, OPT_PYTHON },
+		{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH }, { "max-objects", required_argument, NULL, OPT_MAX_OBJECTS },
+		{ "all", no_argument, NULL, OPT_ALL },
 		{ "help", no_argument, NULL, 'h' },            { "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool policy_given = false;
+	bool policy_given = false, help = false, version = false;
 	options->cache_path = DEFAULT_CACHE;
+	options->max_objects = DEFAULT_MAX_OBJECTS;
 	opterr = 0;
-	for (int c; (c = getopt_long(argc, argv, "+:hV", longs, NULL)) != -1;) {
+	for (int c; (c = getopt_long(argc, argv, ":hV", longs, NULL)) != -1;) {
 		char *end;
 		long pid;
 		switch (c) {
 		case OPT_JSON:
 		case OPT_DOT:
 			if (options->format != FORMAT_TEXT && options->format != (c == OPT_JSON ? FORMAT_JSON : FORMAT_DOT))
-				return usage_error("--json and --dot go alone%s", "");
+				return usage_error("--json and --dot go alone");
 			options->format = c == OPT_JSON ? FORMAT_JSON : FORMAT_DOT;
 			break;
 		case OPT_POLICY:
@@ -111,7 +164,7 @@ static int parse_options(int argc, char **argv, struct options *options)
 		case OPT_ORIGIN: {
 			char **grown = realloc(options->origins, (options->origin_count + 1) * sizeof(char *));
 			if (!grown)
-				return usage_error("out of memory%s", "");
+				return usage_error("out of memory");
 			options->origins = grown;
 			grown[options->origin_count++] = optarg;
 			options->what_if = true;
@@ -126,18 +179,58 @@ static int parse_options(int argc, char **argv, struct options *options)
 			options->what_if = true;
 			break;
 		case OPT_PATH: options->nvinterpose_path = optarg; break;
-		case OPT_CACHE: options->cache_path = strcmp(optarg, "none") == 0 ? NULL : optarg; break;
+		case OPT_CACHE:
+			options->cache_path = strcmp(optarg, "none") == 0 ? NULL : optarg;
+			options->cache_given = true;
+			break;
 		case OPT_FAMILIES: options->families = true; break;
-		case 'h': usage(stdout); return EXIT_SUCCESS;
-		case 'V': printf("nvinterpose-inspect %s\n", NVI_VERSION); return EXIT_SUCCESS;
-		case ':': return usage_error("%s needs a value", argv[optind - 1]);
-		default: return usage_error("unknown option '%s'", argv[optind - 1]);
+		case OPT_SCAN: options->scan = true; break;
+		case OPT_PYTHON: options->python = optarg; break;
+		case OPT_MAX_DEPTH:
+			if (!parse_count(optarg, &options->max_depth))
+				return usage_error("--max-depth '%s': not a number of levels (1 or more)", optarg);
+			break;
+		case OPT_MAX_OBJECTS:
+			if (!parse_count(optarg, &options->max_objects))
+				return usage_error("--max-objects '%s': not a number of objects (1 or more)", optarg);
+			break;
+		case OPT_ALL: options->all = true; break;
+		case 'h': help = true; break;
+		case 'V': version = true; break;
+		case ':': return usage_error("option '%s' needs a value", argv[optind - 1]);
+		default:
+			if (optopt >= OPT_JSON)
+				return usage_error("option '%.*s' takes no value", (int)strcspn(argv[optind - 1], "="), argv[optind - 1]);
+			if (optopt)
+				return usage_error("unknown option '-%c'", optopt);
+			return usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
+	if (help) {
+		usage(stdout);
+		return EXIT_SUCCESS;
+	}
+	if (version) {
+		printf("nvinterpose-inspect %s\n", NVI_VERSION);
+		return EXIT_SUCCESS;
+	}
+	if (options->families && options->scan)
+		return usage_error("--families and --scan go alone");
+	if ((options->families || options->scan) && optind < argc)
+		return usage_error("unexpected argument '%s': --%s takes no FILE", argv[optind], options->scan ? "scan" : "families");
+	if ((options->families || options->scan) && options->format == FORMAT_DOT)
+		return usage_error("--%s writes text or --json, not --dot", options->scan ? "scan" : "families");
+	if (options->families && (options->what_if || options->nvinterpose_path || options->cache_given || options->max_depth ||
+				  options->all || options->python))
+		return usage_error("--families takes only --json");
+	if (options->scan && (options->what_if || options->nvinterpose_path || options->max_depth || options->all))
+		return usage_error("--scan takes only --json, --python, --cache and --max-objects");
+	if (options->python && !options->scan)
+		return usage_error("--python goes with --scan");
 	if (options->what_if && !policy_given)
 		options->policy = POLICY_FALLBACK;
-	if (!options->families && optind >= argc)
-		return usage_error("no FILE to inspect%s", "");
+	if (!options->families && !options->scan && optind >= argc)
+		return usage_error("no FILE to inspect");
 	return -1;
 }
 
@@ -147,12 +240,20 @@ static bool use_color(void)
 	return isatty(STDOUT_FILENO) && !(no_color && no_color[0]);
 }
 
+/* The status of a run from those of its files: a usage error, then something missing, then a cut. */
+static int worse(int a, int b)
+{
+	static const int rank[] = { [EXIT_SUCCESS] = 0, [EXIT_CUT] = 1, [EXIT_MISSING] = 2, [EXIT_USAGE] = 3 };
+	return rank[b] > rank[a] ? b : a;
+}
+
 int main(int argc, char **argv)
 {
 	struct options options = { 0 };
 	struct loader_host host;
 	struct file_probe probe;
 	struct ld_cache cache;
+	struct family_files family_files;
 	struct what_if what_if = { 0 };
 	char message[4096], cache_problem[1024];
 	char *process_library_path = NULL, *process_nvinterpose_path = NULL;
@@ -176,8 +277,34 @@ int main(int argc, char **argv)
 	cache_problem[0] = '\0';
 	if (options.cache_path)
 		cache_read = ld_cache_read(options.cache_path, &cache, cache_problem, sizeof(cache_problem)) == 0;
-	else
-		snprintf(cache_problem, sizeof(cache_problem), "--cache none");
+	/* The loader goes on without a cache it cannot read, and so does the inspector; one asked for
+	   by name is worth a word. */
+	if (options.cache_given && cache_problem[0])
+		fprintf(stderr, "nvinterpose-inspect: warning: --cache: %s; the loader's cache step is left out\n", cache_problem);
+	family_files_init(&family_files, cache_read ? &cache : NULL);
+
+	size_t run_objects_left = options.max_objects * RUN_BOUND_FACTOR;
+	struct resolver resolver = {
+		.host = &host,
+		.probe = &probe,
+		.cache = cache_read ? &cache : NULL,
+		.cache_path = cache_read ? options.cache_path : NULL,
+		.family_files = &family_files,
+		.max_objects = options.max_objects,
+		.run_max_objects = run_objects_left,
+		.run_objects_left = &run_objects_left,
+	};
+	if (options.scan) {
+		struct scan_request request = {
+			.resolver = &resolver,
+			.python = options.python,
+			.json = options.format == FORMAT_JSON,
+			.color = options.format == FORMAT_TEXT && use_color(),
+			.cache_problem = cache_problem[0] ? cache_problem : NULL,
+		};
+		status = scan_run(&request, stdout);
+		goto flush;
+	}
 
 	const char *nvinterpose_path = options.nvinterpose_path;
 	if (options.what_if) {
@@ -200,15 +327,9 @@ int main(int argc, char **argv)
 		if (!nvinterpose_path)
 			nvinterpose_path = options.pid && process_nvinterpose_path ? process_nvinterpose_path : getenv("NVINTERPOSE_PATH");
 		what_if_configure(&what_if, nvinterpose_path);
+		resolver.what_if = &what_if;
 	}
 
-	struct resolver resolver = {
-		.host = &host,
-		.probe = &probe,
-		.cache = cache_read ? &cache : NULL,
-		.cache_path = cache_read ? options.cache_path : NULL,
-		.what_if = options.what_if ? &what_if : NULL,
-	};
 	struct render_context context = {
 		.out = stdout,
 		.color = options.format == FORMAT_TEXT && use_color(),
@@ -217,6 +338,8 @@ int main(int argc, char **argv)
 		.cache_problem = cache_problem[0] ? cache_problem : NULL,
 		.what_if = resolver.what_if,
 		.nvinterpose_path = nvinterpose_path,
+		.max_depth = options.max_depth,
+		.all = options.all,
 	};
 	size_t missing = 0;
 	if (options.format == FORMAT_JSON)
@@ -233,12 +356,16 @@ int main(int argc, char **argv)
 					*c = '?';
 			fprintf(stderr, "nvinterpose-inspect: %s\n", message);
 			error = message;
-			status = EXIT_USAGE;
+			status = worse(status, EXIT_USAGE);
 		} else {
 			mixed_origin_check(&tree, &probe);
 			missing += tree.missing;
-			if (tree.missing && status == EXIT_SUCCESS)
-				status = EXIT_MISSING;
+			if (tree.missing)
+				status = worse(status, EXIT_MISSING);
+			if (tree.cut) {
+				status = worse(status, EXIT_CUT);
+				context.cut = true;
+			}
 		}
 		if (options.format == FORMAT_JSON)
 			render_json_file(&context, &tree, error);
@@ -252,10 +379,12 @@ int main(int argc, char **argv)
 		render_json_end(&context, missing, status);
 	else if (options.format == FORMAT_DOT)
 		render_dot_end(&context);
+flush:
 	if (fflush(stdout) != 0 && status == EXIT_SUCCESS)
 		status = EXIT_USAGE;
 cleanup:
 	what_if_free(&what_if);
+	family_files_free(&family_files);
 	if (cache_read)
 		ld_cache_free(&cache);
 	file_probe_free(&probe);

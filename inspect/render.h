@@ -19,6 +19,9 @@ struct render_context {
 	const struct what_if *what_if;    /* NULL without --policy */
 	const char *nvinterpose_path;     /* the what-if's NVINTERPOSE_PATH, or NULL */
 	size_t file_index;                /* which file this is, from 0 */
+	size_t max_depth;                 /* text and dot: entries deeper than this are not shown (0: all) */
+	bool all;                         /* text: system libraries are shown, not folded */
+	bool cut;                         /* some tree of the run was cut at its bound */
 };
 
 /* A file's tree, or the message of a file that could not be inspected (tree may then hold only
@@ -36,5 +39,8 @@ void render_families(FILE *out, bool json);
 
 /* Helpers the renderers share. */
 void render_json_string(FILE *out, const char *s); /* a JSON string, or null for NULL */
+/* Starts a member of the object being written: the comma before all but the first, and its name. */
+void render_json_member(FILE *out, bool *first, const char *name);
+void render_json_string_member(FILE *out, bool *first, const char *name, const char *value);
 /* What the runtime would do for a dependency, in words ("preload", "coherent"), or NULL. */
 const char *render_action_name(enum runtime_action action);

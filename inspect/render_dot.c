@@ -43,38 +43,42 @@ void render_dot_file(struct render_context *context, const struct tree *tree, co
 	FILE *out = context->out;
 	if (error || !tree->root)
 		return;
-	/* Objects that no entry names (the interpreter, a process's other libraries) stay out. */
+	/* The edges first (DOT takes a node's attributes after its edges): objects that no entry names
+	   (the interpreter, a process's other libraries) stay out. */
 	bool *named = calloc(tree->object_count, sizeof(bool));
 	if (!named)
 		return;
 	named[0] = true;
-	for (size_t i = 0; i < tree->object_count; i++)
-		for (size_t k = 0; k < tree->objects[i]->needed_count; k++)
-			if (tree->objects[i]->needed[k].object)
-				named[tree->objects[i]->needed[k].object->index] = true;
+	size_t missing = 0;
+	for (size_t i = 0; i < tree->object_count; i++) {
+		const struct object *o = tree->objects[i];
+		/* --max-depth: the entries of an object at that depth are left out. */
+		if (context->max_depth && o->depth >= context->max_depth)
+			continue;
+		for (size_t k = 0; k < object_entry_count(o); k++) {
+			const struct dependency *d = object_entry(o, k);
+			if (d->object) {
+				named[d->object->index] = true;
+				fprintf(out, "  f%zu_o%zu -> f%zu_o%zu [label=\"%s%s\"%s%s];\n", context->file_index, i, context->file_index,
+					d->object->index, d->run_time ? "run time: " : "", how_name(d->how),
+					d->how == HOW_ALREADY_LOADED || d->run_time ? ", style=dashed" : "",
+					d->action != RUNTIME_NONE ? ", color=magenta, fontcolor=magenta" : "");
+				continue;
+			}
+			const char *color = d->run_time && !d->required ? "orange" : "red";
+			fprintf(out, "  f%zu_m%zu [label=\"", context->file_index, missing);
+			dot_text(out, d->name);
+			fprintf(out, "\\n%s\", color=%s, fontcolor=%s];\n", d->not_followed ? "not followed" : d->how == HOW_ERROR ? "error" : "not found",
+				color, color);
+			fprintf(out, "  f%zu_o%zu -> f%zu_m%zu [label=\"%s%s\", color=red];\n", context->file_index, i, context->file_index,
+				missing, d->run_time ? "run time: " : "", how_name(d->how));
+			missing++;
+		}
+	}
 	for (size_t i = 0; i < tree->object_count; i++)
 		if (named[i])
 			node(context, tree, tree->objects[i]);
 	free(named);
-	size_t missing = 0;
-	for (size_t i = 0; i < tree->object_count; i++) {
-		const struct object *o = tree->objects[i];
-		for (size_t k = 0; k < o->needed_count; k++) {
-			const struct dependency *d = &o->needed[k];
-			if (d->object) {
-				fprintf(out, "  f%zu_o%zu -> f%zu_o%zu [label=\"%s\"%s%s];\n", context->file_index, i, context->file_index,
-					d->object->index, how_name(d->how), d->how == HOW_ALREADY_LOADED ? ", style=dashed" : "",
-					d->action != RUNTIME_NONE ? ", color=magenta, fontcolor=magenta" : "");
-				continue;
-			}
-			fprintf(out, "  f%zu_m%zu [label=\"", context->file_index, missing);
-			dot_text(out, d->name);
-			fprintf(out, "\\n%s\", color=red, fontcolor=red];\n", d->how == HOW_ERROR ? "error" : "not found");
-			fprintf(out, "  f%zu_o%zu -> f%zu_m%zu [label=\"%s\", color=red];\n", context->file_index, i, context->file_index,
-				missing, how_name(d->how));
-			missing++;
-		}
-	}
 }
 
 void render_dot_end(struct render_context *context)

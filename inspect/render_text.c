@@ -95,13 +95,72 @@ static void margin_pop(struct margin *margin, size_t length)
 	margin->text[length] = '\0';
 }
 
+/* One walk over a tree: what is folded, what waits to be continued, what was left out. */
+struct walk {
+	const struct render_context *context;
+	const struct tree *tree;
+	bool *foldable;            /* by object: a system library whose whole subtree is found and system */
+	size_t *queue;             /* objects whose dependencies continue in a block of their own */
+	size_t *queue_depth;
+	size_t queued, queue_capacity;
+	size_t folded;             /* entries folded away */
+	const char *folded_names[8];
+	size_t folded_name_count;
+	size_t hidden;             /* objects whose entries lie below --max-depth */
+	struct margin margin;
+};
+
+/* A tree deeper than this continues in a block of its own ("continued below as #ID"): the margin
+   stays short, so the output grows with the number of entries, not with the square of the depth. */
+#define INDENT_LEVELS 16
+
+static bool entry_folds(const struct walk *walk, const struct dependency *d)
+{
+	return !walk->context->all && d->object && !d->run_time && d->object->system &&
+	       (!d->loads || walk->foldable[d->object->index]);
+}
+
+/* Children are created after their parent, so one pass from the last object up decides. */
+static void decide_folding(struct walk *walk)
+{
+	const struct tree *tree = walk->tree;
+	for (size_t i = tree->object_count; i-- > 0;) {
+		const struct object *o = tree->objects[i];
+		bool fold = o->system && o->runtime_count == 0;
+		for (size_t k = 0; k < o->needed_count && fold; k++) {
+			const struct dependency *d = &o->needed[k];
+			fold = d->object && !d->not_followed && (!d->loads || (d->object->index > i && walk->foldable[d->object->index]));
+		}
+		walk->foldable[i] = fold;
+	}
+}
+
+static void note_folded(struct walk *walk, const char *name)
+{
+	walk->folded++;
+	for (size_t i = 0; i < walk->folded_name_count; i++)
+		if (strcmp(walk->folded_names[i], name) == 0)
+			return;
+	if (walk->folded_name_count < sizeof(walk->folded_names) / sizeof(walk->folded_names[0]))
+		walk->folded_names[walk->folded_name_count++] = name;
+}
+
+static size_t shown_count(struct walk *walk, const struct object *object)
+{
+	size_t n = object->runtime_count;
+	for (size_t i = 0; i < object->needed_count; i++)
+		if (!entry_folds(walk, &object->needed[i]))
+			n++;
+	return n;
+}
+
 static void attempt_lines(const struct render_context *context, const char *margin, const struct dependency *d)
 {
 	FILE *out = context->out;
 	for (size_t i = 0; i < d->attempt_count; i++) {
 		const struct attempt *a = &d->attempts[i];
 		fputs(margin, out);
-		fputs(d->object ? "  passed over " : "  looked: ", out);
+		fputs(d->object || d->not_followed ? "  passed over " : "  looked: ", out);
 		print_safe(out, a->path);
 		fputs(" (", out);
 		paint(context, DIM, how_name(a->step));
@@ -111,28 +170,19 @@ static void attempt_lines(const struct render_context *context, const char *marg
 	}
 }
 
-static void dependency_lines(const struct render_context *context, const struct dependency *d, struct margin *margin, bool last);
-
-static void children(const struct render_context *context, const struct object *object, struct margin *margin)
+static void entry_line(struct walk *walk, const struct dependency *d)
 {
-	for (size_t i = 0; i < object->needed_count; i++)
-		dependency_lines(context, &object->needed[i], margin, i + 1 == object->needed_count);
-}
-
-static void dependency_lines(const struct render_context *context, const struct dependency *d, struct margin *margin, bool last)
-{
+	const struct render_context *context = walk->context;
 	FILE *out = context->out;
-	fputs(margin->text, out);
-	fputs(last ? "└── " : "├── ", out);
-	if (!d->object) {
-		paint(context, RED, d->name);
-		paint(context, RED, d->how == HOW_ERROR ? " error: " : " not found");
+	if (!d->object && !d->not_followed) {
+		paint(context, d->run_time && !d->required ? YELLOW : RED, d->name);
+		paint(context, d->run_time && !d->required ? YELLOW : RED, d->how == HOW_ERROR ? " error: " : " not found");
 		if (d->error)
 			paint(context, RED, d->error);
 	} else {
 		paint(context, d->how == HOW_ALREADY_LOADED ? DIM : BOLD, d->name);
 		fputs(" => ", out);
-		print_safe(out, d->object->path);
+		print_safe(out, d->object ? d->object->path : d->path);
 		fputs(" [", out);
 		paint(context, CYAN, how_name(d->how));
 		if (d->hwcaps) {
@@ -141,12 +191,22 @@ static void dependency_lines(const struct render_context *context, const struct 
 		}
 		fputc(']', out);
 	}
-	if (d->family >= 0) {
-		fputs(d->object ? " " : " (", out);
-		paint(context, GREEN, libnames[d->family].family);
-		if (!d->object)
+	bool found = d->object || d->not_followed;
+	if (d->family >= 0 || d->run_time) {
+		fputs(found ? " " : " (", out);
+		if (d->family >= 0)
+			paint(context, GREEN, libnames[d->family].family);
+		if (d->run_time) {
+			fputs(found ? " (run time, " : "; run time, ", out);
+			fputs(d->required ? "required" : "optional", out);
+			if (found)
+				fputc(')', out);
+		}
+		if (!found)
 			fputc(')', out);
 	}
+	if (d->not_followed)
+		paint(context, YELLOW, " not followed: the bound of objects was reached");
 	if (d->action != RUNTIME_NONE) {
 		fputc(' ', out);
 		paint(context, MAGENTA, d->action == RUNTIME_PRELOAD ? "<- the runtime loads it first" : "<- the runtime's coherent choice");
@@ -155,14 +215,90 @@ static void dependency_lines(const struct render_context *context, const struct 
 			print_safe(out, d->loader_path ? d->loader_path : "none");
 		}
 	}
+}
+
+static void queue_object(struct walk *walk, const struct object *object, size_t depth)
+{
+	if (walk->queued == walk->queue_capacity) {
+		size_t capacity = walk->queue_capacity ? 2 * walk->queue_capacity : 16;
+		size_t *grown = realloc(walk->queue, capacity * sizeof(*grown));
+		size_t *depths = grown ? realloc(walk->queue_depth, capacity * sizeof(*depths)) : NULL;
+		if (grown)
+			walk->queue = grown;
+		if (!depths)
+			return;
+		walk->queue_depth = depths;
+		walk->queue_capacity = capacity;
+	}
+	walk->queue[walk->queued] = object->index;
+	walk->queue_depth[walk->queued++] = depth;
+}
+
+static void children(struct walk *walk, const struct object *object, size_t depth, size_t level);
+
+/* One entry at depth (the root's own are at 1), level lines of margin in. */
+static void dependency_lines(struct walk *walk, const struct dependency *d, bool last, size_t depth, size_t level)
+{
+	const struct render_context *context = walk->context;
+	FILE *out = context->out;
+	fputs(walk->margin.text, out);
+	fputs(last ? "└── " : "├── ", out);
+	entry_line(walk, d);
+	bool more = d->loads && shown_count(walk, d->object) > 0;
+	bool below_max = context->max_depth && depth >= context->max_depth;
+	if (more && below_max)
+		fprintf(out, " (%zu more below --max-depth)", shown_count(walk, d->object));
+	else if (more && level + 1 >= INDENT_LEVELS) {
+		fprintf(out, " (continued below as #%zu)", d->object->index);
+		queue_object(walk, d->object, depth);
+	}
 	fputc('\n', out);
-	size_t length = margin->length;
-	if (!margin_push(margin, last ? "    " : "│   "))
+	size_t length = walk->margin.length;
+	if (!margin_push(&walk->margin, last ? "    " : "│   "))
 		return;
-	attempt_lines(context, margin->text, d);
-	if (d->loads)
-		children(context, d->object, margin);
-	margin_pop(margin, length);
+	attempt_lines(context, walk->margin.text, d);
+	if (more && !below_max && level + 1 < INDENT_LEVELS)
+		children(walk, d->object, depth, level + 1);
+	else if (more && below_max)
+		walk->hidden++;
+	margin_pop(&walk->margin, length);
+}
+
+static void children(struct walk *walk, const struct object *object, size_t depth, size_t level)
+{
+	size_t shown = shown_count(walk, object), done = 0;
+	for (size_t i = 0; i < object_entry_count(object); i++) {
+		const struct dependency *d = object_entry(object, i);
+		if (i < object->needed_count && entry_folds(walk, d)) {
+			note_folded(walk, d->name);
+			continue;
+		}
+		dependency_lines(walk, d, ++done == shown, depth + 1, level);
+	}
+}
+
+/* What lies below --max-depth and matters: every entry not found, with the object that needs it. */
+static void missing_below(struct walk *walk)
+{
+	const struct render_context *context = walk->context;
+	const struct tree *tree = walk->tree;
+	if (!context->max_depth)
+		return;
+	for (size_t i = 0; i < tree->object_count; i++) {
+		const struct object *o = tree->objects[i];
+		if (o->depth < context->max_depth)
+			continue;
+		for (size_t k = 0; k < object_entry_count(o); k++) {
+			const struct dependency *d = object_entry(o, k);
+			if (d->object || d->not_followed)
+				continue;
+			fprintf(context->out, "below --max-depth %zu: ", context->max_depth);
+			entry_line(walk, d);
+			fputs(", needed by ", context->out);
+			print_safe(context->out, o->path);
+			fputc('\n', context->out);
+		}
+	}
 }
 
 static void runtime_summary(const struct render_context *context, const struct tree *tree)
@@ -174,19 +310,28 @@ static void runtime_summary(const struct render_context *context, const struct t
 		fputs(i ? ", " : ", origins ", out);
 		print_safe(out, w->origins[i]);
 	}
-	if (w->pid)
-		fprintf(out, " (from process %d)", w->pid);
+	if (w->pid && !w->order_problem[0])
+		fprintf(out, " (from process %d, in the order it loaded them)", w->pid);
+	else if (w->pid) {
+		fprintf(out, " (from process %d, in the order of its mappings: ", w->pid);
+		print_safe(out, w->order_problem);
+		fputc(')', out);
+	}
 	fputs(tree->action_count ? ": the runtime would\n" : ": the runtime would change nothing here\n", out);
 	for (size_t i = 0; i < tree->object_count; i++) {
 		const struct object *o = tree->objects[i];
-		for (size_t k = 0; k < o->needed_count; k++) {
-			const struct dependency *d = &o->needed[k];
-			if (d->action == RUNTIME_NONE || !d->object)
+		for (size_t k = 0; k < object_entry_count(o); k++) {
+			const struct dependency *d = object_entry(o, k);
+			if (d->action == RUNTIME_NONE || !(d->object || d->not_followed))
 				continue;
-			fputs(d->action == RUNTIME_PRELOAD ? "  load " : "  take ", out);
-			print_safe(out, d->object->path);
+			fputs(d->action == RUNTIME_PRELOAD ? d->run_time ? "  supply " : "  load " : "  take ", out);
+			print_safe(out, d->object ? d->object->path : d->path);
 			fprintf(out, " (%s) for ", how_name(d->how));
 			print_safe(out, o->path);
+			if (d->run_time)
+				fputs(d->action == RUNTIME_PRELOAD ? "'s dlopen of " : ", at its dlopen of ", out);
+			if (d->run_time)
+				print_safe(out, d->name);
 			if (d->action == RUNTIME_COHERENT) {
 				fputs(", in place of ", out);
 				print_safe(out, d->loader_path ? d->loader_path : "nothing");
@@ -199,15 +344,37 @@ static void runtime_summary(const struct render_context *context, const struct t
 void render_text_file(struct render_context *context, const struct tree *tree, const char *error)
 {
 	FILE *out = context->out;
-	struct margin margin = { NULL, 0, 0 };
 	if (error) /* said on stderr by the caller */
 		return;
 	if (context->file_index)
 		fputc('\n', out);
+	struct walk walk = { .context = context, .tree = tree, .foldable = calloc(tree->object_count + 1, sizeof(bool)) };
+	if (!walk.foldable || !margin_push(&walk.margin, ""))
+		goto out;
+	decide_folding(&walk);
 	header(context, tree);
-	if (margin_push(&margin, ""))
-		children(context, tree->root, &margin);
-	free(margin.text);
+	children(&walk, tree->root, 0, 0);
+	/* Each block continues one deep object, its margin from the left again; blocks may queue more. */
+	for (size_t i = 0; i < walk.queued; i++) {
+		const struct object *o = tree->objects[walk.queue[i]];
+		fprintf(out, "#%zu ", o->index);
+		paint(context, BOLD, o->path);
+		fputs(", continued:\n", out);
+		children(&walk, o, walk.queue_depth[i], 0);
+	}
+	missing_below(&walk);
+	if (walk.hidden)
+		fprintf(out, "note: the dependencies of %zu %s at depth %zu are not shown (--max-depth)\n", walk.hidden,
+			walk.hidden == 1 ? "library" : "libraries", context->max_depth);
+	if (walk.folded) {
+		fprintf(out, "note: %zu entries for system libraries folded (", walk.folded);
+		for (size_t i = 0; i < walk.folded_name_count; i++) {
+			fputs(i ? ", " : "", out);
+			print_safe(out, walk.folded_names[i]);
+		}
+		fputs(walk.folded_name_count == sizeof(walk.folded_names) / sizeof(walk.folded_names[0]) ? ", ...); --all shows them\n"
+													: "); --all shows them\n", out);
+	}
 	for (size_t i = 0; i < tree->note_count; i++) {
 		fputs("note: ", out);
 		print_safe(out, tree->notes[i]);
@@ -215,7 +382,7 @@ void render_text_file(struct render_context *context, const struct tree *tree, c
 	}
 	for (size_t i = 0; i < tree->warning_count; i++) {
 		paint(context, YELLOW, "warning: ");
-		print_safe(out, tree->warnings[i]);
+		print_safe(out, tree->warnings[i].text);
 		fputc('\n', out);
 	}
 	if (context->what_if)
@@ -227,4 +394,17 @@ void render_text_file(struct render_context *context, const struct tree *tree, c
 		paint(context, RED, line);
 		fputc('\n', out);
 	}
+	if (tree->optional_missing) {
+		char line[96];
+		snprintf(line, sizeof(line), tree->optional_missing == 1 ? "%zu optional run-time dependent not found"
+									   : "%zu optional run-time dependents not found",
+			 tree->optional_missing);
+		paint(context, YELLOW, line);
+		fputc('\n', out);
+	}
+out:
+	free(walk.margin.text);
+	free(walk.foldable);
+	free(walk.queue);
+	free(walk.queue_depth);
 }

@@ -8,19 +8,20 @@
 #include "libnames.h"
 #include "loader/dst.h"
 #include "loader/search_order.h"
+#include "search.h"
+#include "system_libraries.h"
 
 #include <elf.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* A tree larger than this is cut short with a warning: real ones hold tens of objects. */
-#define MAX_OBJECTS 4096
 /* The runtime's DT_NEEDED help goes this deep (src/linux/lookup.c, NEEDED_MAX_DEPTH). */
 #define RUNTIME_MAX_DEPTH 8
 
@@ -44,6 +45,7 @@ struct lookup {
 	struct tree *tree;
 	struct object *asker;
 	const char *name;
+	enum loader_lookup kind; /* a DT_NEEDED, or the asker's dlopen(name) */
 	/* Places where nothing was found are kept only on a second search, made when the first one
 	   found nothing: most lookups succeed, and that is the inspector's main cost. */
 	bool every_attempt;
@@ -78,12 +80,48 @@ static void add_line(char ***lines, size_t *count, const char *format, va_list a
 	(*lines)[(*count)++] = line;
 }
 
+const char *warning_kind_name(enum warning_kind kind)
+{
+	static const char *const names[] = {
+		[WARNING_LOADER] = "loader",
+		[WARNING_MIXED_ORIGIN] = "mixed-origin",
+		[WARNING_CUT] = "cut",
+	};
+	return names[kind];
+}
+
+static char *copy(const char *s) { return s ? strdup(s) : NULL; }
+
+void tree_add_warning(struct tree *tree, const struct warning *warning)
+{
+	for (size_t i = 0; i < tree->warning_count; i++)
+		if (strcmp(tree->warnings[i].text, warning->text) == 0)
+			return;
+	struct warning *grown = realloc(tree->warnings, (tree->warning_count + 1) * sizeof(*grown));
+	if (!grown)
+		return;
+	tree->warnings = grown;
+	struct warning *w = &grown[tree->warning_count];
+	*w = *warning;
+	w->library = copy(warning->library);
+	w->dependency = copy(warning->dependency);
+	w->got = copy(warning->got);
+	w->own = copy(warning->own);
+	if ((w->text = copy(warning->text)))
+		tree->warning_count++;
+}
+
 void tree_warn(struct tree *tree, const char *format, ...)
 {
+	struct warning warning = { .kind = WARNING_LOADER, .how = HOW_NOT_FOUND };
 	va_list args;
 	va_start(args, format);
-	add_line(&tree->warnings, &tree->warning_count, format, args);
+	if (vasprintf(&warning.text, format, args) < 0)
+		warning.text = NULL;
 	va_end(args);
+	if (warning.text)
+		tree_add_warning(tree, &warning);
+	free(warning.text);
 }
 
 void tree_note(struct tree *tree, const char *format, ...)
@@ -317,27 +355,63 @@ static enum loader_visit_result visit_folder(const char *folder, enum loader_ste
 static void search_loader_order(struct lookup *lookup, const struct loader_process *process)
 {
 	const struct loader_object *asker = model_of(lookup->resolver, lookup->asker);
-	if (!loader_search_order(LOADER_NEEDED, asker, process, visit_folder, lookup) && asker->nodeflib)
+	if (!loader_search_order(lookup->kind, asker, process, visit_folder, lookup) && asker->nodeflib)
 		record(lookup, "(default folders)", HOW_DEFAULT, "not searched: the asker has NODEFLIB", false);
 }
 
-static bool answers_to(const struct object *object, const char *name)
+/* ---- the objects of a tree ----------------------------------------------------------------------- */
+
+/* The object loaded first that answers to name (its path, its SONAME, a name it was found by):
+   first loaded wins. */
+static struct object *object_answering(const struct tree *tree, const char *name)
 {
-	if (strcmp(object->path, name) == 0 || (object->facts && object->facts->soname && strcmp(object->facts->soname, name) == 0))
-		return true;
-	for (size_t i = 0; i < object->name_count; i++)
-		if (strcmp(object->names[i], name) == 0)
-			return true;
-	return false;
+	return string_map_get(&tree->by_name, name);
 }
 
-static void add_name(struct object *object, const char *name)
+static void index_name(struct tree *tree, const char *name, struct object *object)
+{
+	if (!string_map_get(&tree->by_name, name))
+		string_map_put(&tree->by_name, name, object);
+}
+
+/* "device:inode" in hex, written by hand: every object and every file found makes one. */
+static void inode_key(char *key, size_t size, dev_t device, ino_t inode)
+{
+	unsigned long long parts[2] = { (unsigned long long)device, (unsigned long long)inode };
+	size_t n = 0;
+	for (int p = 0; p < 2; p++) {
+		char digits[16];
+		size_t k = 0;
+		do
+			digits[k++] = "0123456789abcdef"[parts[p] & 15];
+		while ((parts[p] >>= 4) && k < sizeof(digits));
+		while (k && n + 2 < size)
+			key[n++] = digits[--k];
+		if (p == 0 && n + 2 < size)
+			key[n++] = ':';
+	}
+	key[n] = '\0';
+}
+
+/* Its file, for the loader's device-and-inode check (objects the inspector could not read have none). */
+static void set_inode(struct tree *tree, struct object *object, dev_t device, ino_t inode)
+{
+	char key[48];
+	object->device = device;
+	object->inode = inode;
+	inode_key(key, sizeof(key), device, inode);
+	if (object->facts && !string_map_get(&tree->by_inode, key))
+		string_map_put(&tree->by_inode, key, object);
+}
+
+static void add_name(struct tree *tree, struct object *object, const char *name)
 {
 	char **grown = realloc(object->names, (object->name_count + 1) * sizeof(char *));
 	if (grown && (grown[object->name_count] = strdup(name)))
 		object->name_count++;
 	if (grown)
 		object->names = grown;
+	index_name(tree, name, object);
 }
 
 static struct object *new_object(struct tree *tree, const char *path, const struct elf_facts *facts)
@@ -361,14 +435,21 @@ static struct object *new_object(struct tree *tree, const char *path, const stru
 	object->index = tree->object_count;
 	const char *own_name = facts && facts->soname ? facts->soname : path;
 	object->family = libnames_match_linux(libnames_basename(own_name), NULL);
+	object->system = system_library(own_name);
 	tree->objects[tree->object_count++] = object;
+	index_name(tree, path, object);
+	if (facts && facts->soname)
+		index_name(tree, facts->soname, object);
 	return object;
 }
 
 static bool runtime_helps(const struct resolver *r, const struct object *asker, const struct dependency *dependency)
 {
-	return r->what_if && r->what_if->policy != POLICY_OFF && asker->runtime_depth >= 0 &&
-	       asker->runtime_depth <= RUNTIME_MAX_DEPTH && dependency->family >= 0 && !libnames_is_driver(dependency->family);
+	if (!r->what_if || r->what_if->policy == POLICY_OFF || dependency->family < 0 || libnames_is_driver(dependency->family))
+		return false;
+	/* A dlopen by an NVIDIA library reaches the hooks wherever it sits; a DT_NEEDED only as deep as
+	   the runtime's help for a library loaded by path goes. */
+	return dependency->run_time || (asker->runtime_depth >= 0 && asker->runtime_depth <= RUNTIME_MAX_DEPTH);
 }
 
 static bool same_file(const char *a, const char *b)
@@ -422,19 +503,48 @@ static void ask_runtime(struct lookup *lookup, struct dependency *dependency)
 	lookup->tree->action_count++;
 }
 
+static void count_missing(struct tree *tree, const struct dependency *dependency)
+{
+	if (dependency->run_time && !dependency->required)
+		tree->optional_missing++;
+	else
+		tree->missing++;
+}
+
+/* Past its bound the tree follows no new object: the dependency is found (its file is named) and
+   the tree says it was cut, rather than calling the file missing. */
+static void stop_at_the_bound(const struct resolver *r, struct tree *tree, struct dependency *dependency, char *path)
+{
+	dependency->not_followed = true;
+	dependency->path = path;
+	if (tree->cut)
+		return;
+	tree->cut = true;
+	struct warning warning = { .kind = WARNING_CUT, .how = dependency->how };
+	int n = tree->max_objects < r->max_objects
+			? asprintf(&warning.text, "this run reached its bound of %zu objects in all: %s and the other dependencies "
+						  "past it are not followed (exit status 3)", r->run_max_objects, dependency->name)
+			: asprintf(&warning.text, "the tree reached its bound of %zu objects (--max-objects): %s and the other "
+						  "dependencies past it are not followed (exit status 3)", tree->max_objects, dependency->name);
+	if (n >= 0)
+		tree_add_warning(tree, &warning);
+	free(warning.text);
+}
+
 static void resolve_dependency(const struct resolver *r, struct tree *tree, struct object *asker,
 			       struct dependency *dependency, const struct loader_process *process)
 {
 	const char *name = dependency->name;
-	struct lookup lookup = { .resolver = r, .tree = tree, .asker = asker, .name = name, .how = HOW_NOT_FOUND,
+	enum loader_lookup kind = dependency->run_time ? LOADER_BARE_NAME : LOADER_NEEDED;
+	struct lookup lookup = { .resolver = r, .tree = tree, .asker = asker, .name = name, .kind = kind, .how = HOW_NOT_FOUND,
 				 .every_attempt = strchr(name, '/') != NULL };
 	/* First loaded wins: an object that answers to the name is used, wherever it came from. */
-	for (size_t i = 0; i < tree->object_count; i++)
-		if (answers_to(tree->objects[i], name)) {
-			dependency->how = HOW_ALREADY_LOADED;
-			dependency->object = tree->objects[i];
-			return;
-		}
+	struct object *loaded = object_answering(tree, name);
+	if (loaded) {
+		dependency->how = HOW_ALREADY_LOADED;
+		dependency->object = loaded;
+		return;
+	}
 	if (strchr(name, '/')) {
 		/* A name with a slash is a path, with its tokens expanded and no search. */
 		char **expanded = NULL;
@@ -452,7 +562,7 @@ static void resolve_dependency(const struct resolver *r, struct tree *tree, stru
 	if (!lookup.path) {
 		if (!strchr(name, '/')) {
 			/* Again, keeping every place looked this time. */
-			struct lookup again = { .resolver = r, .tree = tree, .asker = asker, .name = name, .every_attempt = true };
+			struct lookup again = { .resolver = r, .tree = tree, .asker = asker, .name = name, .kind = kind, .every_attempt = true };
 			search_loader_order(&again, process);
 			free_attempts(lookup.attempts, lookup.attempt_count);
 			lookup.attempts = again.attempts;
@@ -465,7 +575,7 @@ static void resolve_dependency(const struct resolver *r, struct tree *tree, stru
 		dependency->error = lookup.error;
 		dependency->attempts = lookup.attempts;
 		dependency->attempt_count = lookup.attempt_count;
-		tree->missing++;
+		count_missing(tree, dependency);
 		return;
 	}
 	/* Found: only the files passed over are worth keeping. */
@@ -487,36 +597,259 @@ static void resolve_dependency(const struct resolver *r, struct tree *tree, stru
 	dependency->hwcaps = lookup.hwcaps;
 	/* The same file under another name is the object already loaded (_dl_map_object_from_fd
 	   compares device and inode), keeping the name it was first loaded as. */
-	for (size_t i = 0; i < tree->object_count; i++) {
-		struct object *o = tree->objects[i];
-		if (o->facts && o->device == lookup.file->device && o->inode == lookup.file->inode) {
-			add_name(o, name);
-			dependency->how = HOW_ALREADY_LOADED;
-			dependency->object = o;
-			free(lookup.path);
-			return;
-		}
-	}
-	if (tree->object_count >= MAX_OBJECTS) {
-		if (tree->object_count == MAX_OBJECTS)
-			tree_warn(tree, "more than %d objects: the tree is cut short", MAX_OBJECTS);
-		dependency->how = HOW_NOT_FOUND;
-		tree->missing++;
+	char key[48];
+	inode_key(key, sizeof(key), lookup.file->device, lookup.file->inode);
+	struct object *same = string_map_get(&tree->by_inode, key);
+	if (same) {
+		add_name(tree, same, name);
+		dependency->how = HOW_ALREADY_LOADED;
+		dependency->object = same;
 		free(lookup.path);
+		return;
+	}
+	if (tree->object_count >= tree->max_objects) {
+		stop_at_the_bound(r, tree, dependency, lookup.path);
 		return;
 	}
 	struct object *object = new_object(tree, lookup.path, lookup.file->facts);
 	free(lookup.path);
 	if (!object)
 		return;
-	object->device = lookup.file->device;
-	object->inode = lookup.file->inode;
-	object->loader = asker;
-	add_name(object, name);
+	set_inode(tree, object, lookup.file->device, lookup.file->inode);
+	/* dlopen maps a run-time dependent with no loader (__RTLD_CALLMAP): its own needs never see
+	   the RPATH of the library that asked. */
+	object->loader = dependency->run_time ? NULL : asker;
+	object->dlopened = dependency->run_time;
+	object->depth = asker->depth + 1;
+	add_name(tree, object, name);
+	/* The runtime helps the needs of what it loads by path: a library it loaded in the loader's
+	   place, and (to its bound) the dependencies it loaded for one. */
 	if (dependency->action != RUNTIME_NONE)
-		object->runtime_depth = asker->runtime_depth + 1;
+		object->runtime_depth = dependency->run_time ? 0 : asker->runtime_depth + 1;
 	dependency->object = object;
 	dependency->loads = true;
+}
+
+/* ---- run-time dependents -------------------------------------------------------------------------- */
+
+/* The file name a run-time dependent is looked up by. The table names only its family, so the
+   name is that of a file of the family where it would be met: already loaded, in the asker's
+   folder, along the asker's dlopen search (its folders, ld.so.cache's names), among the names the
+   caller knows (--scan: every copy it found) and, for the what-if, in the runtime's places; the fit rule (libnames_dependent_fit: same .alt-ness, the asker's major
+   first) ranks them, then where it was met, first met first. */
+struct dependent_choice {
+	const struct resolver *resolver;
+	const struct libname_match *parent;
+	int family;
+	char *name;
+	int score;
+};
+
+static void consider(struct dependent_choice *choice, const char *name, int bonus)
+{
+	int fit = libnames_dependent_fit(choice->parent, choice->family, name);
+	if (fit < 0)
+		return;
+	int score = 3 * fit + bonus;
+	if (choice->name && score <= choice->score)
+		return;
+	free(choice->name);
+	choice->name = strdup(name);
+	choice->score = score;
+}
+
+static void consider_names(struct dependent_choice *choice, const struct family_names *names, int bonus)
+{
+	for (size_t i = 0; names && i < names->count; i++)
+		if (names->families[i] == choice->family)
+			consider(choice, names->names[i], bonus);
+}
+
+static void consider_folder(struct dependent_choice *choice, const char *folder, int bonus)
+{
+	consider_names(choice, family_files_in_folder(choice->resolver->family_files, folder), bonus);
+}
+
+static enum loader_visit_result consider_loader_folder(const char *folder, enum loader_step step, void *arg)
+{
+	struct dependent_choice *choice = arg;
+	if (step == LOADER_CACHE)
+		consider_names(choice, family_files_in_cache(choice->resolver->family_files), 0);
+	/* ldconfig put what the system folders hold in the cache: they are not listed when it was read
+	   (they are big, and the cache's names came just before). */
+	else if (step != LOADER_DEFAULT || !choice->resolver->cache)
+		consider_folder(choice, folder, 0);
+	return LOADER_NEXT_FOLDER;
+}
+
+static void consider_wheel_siblings(struct dependent_choice *choice, const char *folder)
+{
+	char root[PATH_MAX];
+	const char *leaf;
+	if (!search_wheel_root(folder, root, sizeof(root), &leaf))
+		return;
+	DIR *dir = opendir(root);
+	for (struct dirent *entry; dir && (entry = readdir(dir));) {
+		char sibling[PATH_MAX];
+		int n = snprintf(sibling, sizeof(sibling), "%s/%s/%s", root, entry->d_name, leaf);
+		if (entry->d_name[0] != '.' && n > 0 && (size_t)n < sizeof(sibling))
+			consider_folder(choice, sibling, 0);
+	}
+	if (dir)
+		closedir(dir);
+}
+
+static char *choose_dependent_name(const struct resolver *r, const struct tree *tree, const struct object *asker,
+				   const struct libname_match *parent, int family, const struct loader_process *process)
+{
+	struct dependent_choice choice = { .resolver = r, .parent = parent, .family = family };
+	for (size_t i = 0; i < tree->object_count; i++) {
+		const struct object *o = tree->objects[i];
+		if (o->family == family)
+			consider(&choice, libnames_basename(o->facts && o->facts->soname ? o->facts->soname : o->path), 2);
+	}
+	consider_folder(&choice, asker->origin, 1);
+	/* What is met later scores at most 3 * its fit: a name already loaded or beside the asker that
+	   reaches it is not beaten, and the search need not be listed. */
+	const char *own = libnames[parent->family].wheel_folder;
+	int ceiling = 3 * (own[0] && strcmp(own, libnames[family].wheel_folder) == 0 ? 2 : 1);
+	if (choice.name && choice.score >= ceiling)
+		return choice.name;
+	loader_search_order(LOADER_BARE_NAME, model_of(r, (struct object *)asker), process, consider_loader_folder, &choice);
+	consider_names(&choice, r->known_names, 0);
+	if (r->what_if && r->what_if->policy != POLICY_OFF) {
+		for (size_t i = 0; i < r->what_if->origin_count; i++)
+			consider_folder(&choice, r->what_if->origins[i], 0);
+		consider_wheel_siblings(&choice, asker->origin);
+		for (size_t i = 0; i < r->what_if->origin_count; i++)
+			consider_wheel_siblings(&choice, r->what_if->origins[i]);
+		const struct config *config = config_get();
+		for (size_t i = 0; i < config->path_count; i++)
+			consider_folder(&choice, config_path(config, i), 0);
+	}
+	return choice.name;
+}
+
+/* A search for a family of which no file was met: each place the asker's dlopen would look. */
+struct family_lookup {
+	struct lookup lookup; /* first: the visitor's argument is either */
+	int family;
+};
+
+static enum loader_visit_result record_no_file(const char *folder, enum loader_step step, void *arg)
+{
+	struct family_lookup *search = arg;
+	struct lookup *lookup = &search->lookup;
+	char result[128];
+	if (step == LOADER_CACHE) {
+		snprintf(result, sizeof(result), "no %s entry", libnames[search->family].family);
+		record(lookup, lookup->resolver->cache ? lookup->resolver->cache_path : "ld.so.cache", HOW_CACHE,
+		       lookup->resolver->cache ? result : "not read", false);
+	} else {
+		snprintf(result, sizeof(result), "no %s file", libnames[search->family].family);
+		record(lookup, folder[0] ? folder : ".", (enum how)step, result, false);
+	}
+	return LOADER_NEXT_FOLDER;
+}
+
+/* No file of the family anywhere: the entry is named by the family's pattern ("libnvrtc-builtins.so*")
+   and lists the folders looked in. */
+static void resolve_unnamed_dependent(const struct resolver *r, struct tree *tree, struct object *asker,
+				      const struct libname_match *parent, struct dependency *dependency,
+				      const struct loader_process *process)
+{
+	const struct libname_row *row = &libnames[dependency->family];
+	if (asprintf(&dependency->name, "%s%s.so*", row->linux_stem, parent->alt ? ".alt" : "") < 0)
+		dependency->name = NULL;
+	struct family_lookup search = {
+		.lookup = { .resolver = r, .tree = tree, .asker = asker, .name = dependency->name, .kind = LOADER_BARE_NAME,
+			    .every_attempt = true },
+		.family = dependency->family,
+	};
+	loader_search_order(LOADER_BARE_NAME, model_of(r, asker), process, record_no_file, &search);
+	dependency->how = HOW_NOT_FOUND;
+	dependency->attempts = search.lookup.attempts;
+	dependency->attempt_count = search.lookup.attempt_count;
+	count_missing(tree, dependency);
+}
+
+struct run_time_walk {
+	const struct resolver *resolver;
+	struct tree *tree;
+	struct object *object;
+	const struct loader_process *process;
+	struct libname_match parent;
+	size_t count;
+};
+
+static bool needed_has_family(const struct object *object, int family)
+{
+	for (size_t i = 0; i < object->needed_count; i++)
+		if (object->needed[i].family == family)
+			return true;
+	return false;
+}
+
+static bool resolve_one_dependent(int family, bool required, void *arg)
+{
+	struct run_time_walk *walk = arg;
+	struct object *object = walk->object;
+	/* One it names in DT_NEEDED is loaded before it runs: its dlopen finds that object. */
+	if (libnames_is_driver(family) || needed_has_family(object, family))
+		return false;
+	struct dependency *dependency = &object->runtime[object->runtime_count++];
+	dependency->family = family;
+	dependency->run_time = true;
+	dependency->required = required;
+	dependency->name = choose_dependent_name(walk->resolver, walk->tree, object, &walk->parent, family, walk->process);
+	if (dependency->name)
+		resolve_dependency(walk->resolver, walk->tree, object, dependency, walk->process);
+	else
+		resolve_unnamed_dependent(walk->resolver, walk->tree, object, &walk->parent, dependency, walk->process);
+	return false;
+}
+
+static bool count_dependent(int family, bool required, void *arg)
+{
+	(void)family;
+	(void)required;
+	(*(size_t *)arg)++;
+	return false;
+}
+
+/* The libraries an NVIDIA library loads by name once it runs (the table's runtime list), each
+   looked up as its own dlopen(name) would be, after the tree it is part of is loaded. */
+static void resolve_run_time(const struct resolver *r, struct tree *tree, struct object *object, const struct loader_process *process)
+{
+	if (object->family < 0 || libnames_is_driver(object->family) || !object->facts || object->preloaded || object->interpreter)
+		return;
+	const char *list = libnames[object->family].runtime;
+	struct run_time_walk walk = { .resolver = r, .tree = tree, .object = object, .process = process };
+	const char *own_name = object->facts->soname ? object->facts->soname : object->path;
+	if (!list[0] || libnames_match_linux(libnames_basename(own_name), &walk.parent) < 0)
+		return;
+	libnames_foreach_dependent(list, count_dependent, &walk.count);
+	if (!(object->runtime = calloc(walk.count, sizeof(*object->runtime))))
+		return;
+	libnames_foreach_dependent(list, resolve_one_dependent, &walk);
+}
+
+/* Each DT_NEEDED of an object, in order. */
+static bool resolve_needed(const struct resolver *r, struct tree *tree, struct object *object, const struct loader_process *process)
+{
+	if (object->preloaded || object->interpreter || !object->facts || object->needed)
+		return true;
+	object->needed = calloc(object->facts->needed_count ? object->facts->needed_count : 1, sizeof(*object->needed));
+	if (!object->needed)
+		return false;
+	object->needed_count = object->facts->needed_count;
+	for (size_t i = 0; i < object->needed_count; i++) {
+		struct dependency *dependency = &object->needed[i];
+		dependency->name = strdup(object->facts->needed[i]);
+		dependency->family = libnames_match_linux(libnames_basename(dependency->name), NULL);
+		resolve_dependency(r, tree, object, dependency, process);
+	}
+	return true;
 }
 
 /* The interpreter is in the list of loaded objects before anything else (l_name its PT_INTERP). */
@@ -529,10 +862,8 @@ static void add_interpreter(const struct resolver *r, struct tree *tree, const c
 	if (!object)
 		return;
 	object->interpreter = true;
-	if (object->facts) {
-		object->device = file->device;
-		object->inode = file->inode;
-	}
+	if (object->facts)
+		set_inode(tree, object, file->device, file->inode);
 }
 
 static void add_mapped(const struct resolver *r, struct tree *tree)
@@ -546,10 +877,8 @@ static void add_mapped(const struct resolver *r, struct tree *tree)
 			return;
 		object->preloaded = true;
 		const struct probed_file *file = mapped->facts ? file_probe_path(r->probe, mapped->path) : NULL;
-		if (file) {
-			object->device = file->device;
-			object->inode = file->inode;
-		}
+		if (file)
+			set_inode(tree, object, file->device, file->inode);
 	}
 }
 
@@ -588,10 +917,8 @@ int resolve_tree(const struct resolver *r, const char *file, struct tree *tree, 
 	tree->root = new_object(tree, file, facts);
 	if (!tree->root)
 		return refuse(message, size, file, "out of memory");
-	if (facts != &tree->root_facts) {
-		tree->root->device = probed->device;
-		tree->root->inode = probed->inode;
-	}
+	if (facts != &tree->root_facts)
+		set_inode(tree, tree->root, probed->device, probed->inode);
 	if (facts->elf_class != host->elf_class || facts->data != host->data || facts->machine != host->machine)
 		return refuse(message, size, file, "a %s %s %s file: this inspector resolves for the loader of its own kind (%s %s %s)",
 			      facts->elf_class == ELFCLASS32 ? "32-bit" : "64-bit", facts->data == ELFDATA2LSB ? "little-endian" : "big-endian",
@@ -613,7 +940,7 @@ int resolve_tree(const struct resolver *r, const char *file, struct tree *tree, 
 			free(real);
 		}
 	}
-	add_name(tree->root, file);
+	add_name(tree, tree->root, file);
 	if (r->what_if && r->what_if->policy != POLICY_OFF && tree->root->family >= 0 && !libnames_is_driver(tree->root->family))
 		tree->root->runtime_depth = 0;
 	else if (r->what_if && r->what_if->policy != POLICY_OFF)
@@ -630,23 +957,28 @@ int resolve_tree(const struct resolver *r, const char *file, struct tree *tree, 
 		.library_path = { (const char *const *)library_path, (size_t)library_count },
 		.default_dirs = { (const char *const *)r->host->default_dirs, r->host->default_count },
 	};
+	/* The tree's bound, within what is left of the run's: the objects already there (the root, the
+	   interpreter, a process's mapped libraries) are always in. */
+	tree->max_objects = r->max_objects ? r->max_objects : SIZE_MAX;
+	if (r->run_objects_left && *r->run_objects_left < tree->max_objects)
+		tree->max_objects = *r->run_objects_left;
+	if (tree->max_objects < tree->object_count)
+		tree->max_objects = tree->object_count;
+	size_t before = tree->object_count;
 	/* Breadth first, as _dl_map_object_deps: every DT_NEEDED of an object before those of its
-	   dependencies, so the first object to name a library is its loader. */
-	for (size_t next = 0; next < tree->object_count; next++) {
-		struct object *object = tree->objects[next];
-		if (object->preloaded || object->interpreter || !object->facts || object->needed)
-			continue;
-		object->needed = calloc(object->facts->needed_count ? object->facts->needed_count : 1, sizeof(*object->needed));
-		if (!object->needed)
+	   dependencies, so the first object to name a library is its loader. Then, as the libraries
+	   run, the run-time dependents of each in load order, each followed by its own needs. */
+	for (size_t next = 0, run_time_next = 0;;) {
+		while (next < tree->object_count)
+			if (!resolve_needed(r, tree, tree->objects[next++], &process))
+				goto out;
+		if (run_time_next >= tree->object_count)
 			break;
-		object->needed_count = object->facts->needed_count;
-		for (size_t i = 0; i < object->needed_count; i++) {
-			struct dependency *dependency = &object->needed[i];
-			dependency->name = strdup(object->facts->needed[i]);
-			dependency->family = libnames_match_linux(libnames_basename(dependency->name), NULL);
-			resolve_dependency(r, tree, object, dependency, &process);
-		}
+		resolve_run_time(r, tree, tree->objects[run_time_next++], &process);
 	}
+out:
+	if (r->run_objects_left)
+		*r->run_objects_left -= tree->object_count - before < *r->run_objects_left ? tree->object_count - before : *r->run_objects_left;
 	loader_host_free_dirs(library_path, (size_t)library_count);
 	return 0;
 }
@@ -655,15 +987,17 @@ void tree_free(struct tree *tree)
 {
 	for (size_t i = 0; i < tree->object_count; i++) {
 		struct object *o = tree->objects[i];
-		for (size_t k = 0; k < o->needed_count; k++) {
-			struct dependency *d = &o->needed[k];
+		for (size_t k = 0; k < object_entry_count(o); k++) {
+			struct dependency *d = object_entry(o, k);
 			free(d->name);
+			free(d->path);
 			free(d->hwcaps);
 			free(d->error);
 			free(d->loader_path);
 			free_attempts(d->attempts, d->attempt_count);
 		}
 		free(o->needed);
+		free(o->runtime);
 		loader_host_free_dirs(o->names, o->name_count);
 		loader_host_free_dirs(o->rpath, o->rpath_count > 0 ? (size_t)o->rpath_count : 0);
 		loader_host_free_dirs(o->runpath, o->runpath_count > 0 ? (size_t)o->runpath_count : 0);
@@ -672,7 +1006,17 @@ void tree_free(struct tree *tree)
 		free(o);
 	}
 	free(tree->objects);
-	loader_host_free_dirs(tree->warnings, tree->warning_count);
+	string_map_clear(&tree->by_name, NULL);
+	string_map_clear(&tree->by_inode, NULL);
+	for (size_t i = 0; i < tree->warning_count; i++) {
+		struct warning *w = &tree->warnings[i];
+		free(w->library);
+		free(w->dependency);
+		free(w->got);
+		free(w->own);
+		free(w->text);
+	}
+	free(tree->warnings);
 	loader_host_free_dirs(tree->notes, tree->note_count);
 	elf_facts_free(&tree->root_facts);
 	free(tree->file);

@@ -2,6 +2,7 @@
    and, given a what-if, as it would be with the runtime. */
 #pragma once
 
+#include "family_files.h"
 #include "file_probe.h"
 #include "loader/ld_cache.h"
 #include "loader_host.h"
@@ -14,6 +15,11 @@ struct resolver {
 	const struct ld_cache *cache; /* NULL: none (absent, unreadable, or --cache none) */
 	const char *cache_path;
 	const struct what_if *what_if; /* NULL: the loader alone */
+	struct family_files *family_files; /* where run-time dependents are named from */
+	const struct family_names *known_names; /* more names to choose from (--scan: every copy found), or NULL */
+	size_t max_objects;            /* a tree's bound (0: none) */
+	size_t run_max_objects;        /* the run's bound, for messages */
+	size_t *run_objects_left;      /* what is left of it (NULL: no bound), taken by each tree */
 };
 
 /* Fills tree for file. 0 when the file could be inspected (the tree says what is missing); -1 with

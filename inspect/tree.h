@@ -4,6 +4,7 @@
 
 #include "config.h"
 #include "loader/search_order.h"
+#include "string_map.h"
 
 #include "elf/elf_reader.h"
 
@@ -45,12 +46,17 @@ enum runtime_action {
 
 struct object;
 
-/* One DT_NEEDED entry of an object. */
+/* One DT_NEEDED entry of an object, or one of its run-time dependents (a bare-name dlopen the table
+   says it makes). */
 struct dependency {
-	char *name;
+	char *name;             /* run time, when no file of the family exists: the family's pattern */
 	int family;             /* the NVIDIA family of the name, or -1 */
 	enum how how;
-	struct object *object;  /* what it resolved to; NULL when not found */
+	struct object *object;  /* what it resolved to; NULL when not found (or not followed) */
+	char *path;             /* not_followed: the file the loader would take */
+	bool not_followed;      /* found, but the tree had reached its bound of objects: not loaded here */
+	bool run_time;          /* a run-time dependent, looked up as the object's dlopen(name) */
+	bool required;          /* run time: the table marks it required (else it loads only when used) */
 	bool loads;             /* this entry loaded the object: its own needs are listed here */
 	char *hwcaps;           /* the glibc-hwcaps subfolder it came from, or NULL */
 	char *error;            /* HOW_ERROR: the file and the loader's complaint */
@@ -76,10 +82,44 @@ struct object {
 	struct loader_object model; /* what the loader model reads of it, once expanded */
 	struct dependency *needed;
 	size_t needed_count;
+	struct dependency *runtime; /* its run-time dependents from the table, resolved after the tree */
+	size_t runtime_count;
 	bool preloaded;         /* in the process before (--pid), not loaded by this tree */
 	bool interpreter;       /* the loader itself */
+	bool dlopened;          /* a run-time dependent: loaded by dlopen, after the tree */
+	bool system;            /* the C library or the compiler's runtime (folded in the text tree) */
+	size_t depth;           /* levels below the root along the entries that loaded it */
 	int runtime_depth;      /* how deep the runtime's DT_NEEDED help reaches it; -1 when it does not */
 };
+
+/* Something a person should know about a tree. Mixed origins name the four paths; the loader's
+   oddities only say what they are in text. */
+enum warning_kind {
+	WARNING_LOADER,       /* a search the inspector does not model, or a cache entry it does not take */
+	WARNING_MIXED_ORIGIN, /* an NVIDIA library gets an NVIDIA dependency from another installation */
+	WARNING_CUT,          /* the tree reached its bound of objects */
+};
+
+struct warning {
+	enum warning_kind kind;
+	char *library;    /* mixed origin: the asker's path */
+	char *dependency; /* the name it asked for */
+	char *got;        /* the file it gets */
+	char *own;        /* the copy its own installation holds, or NULL */
+	enum how how;     /* how it got it */
+	bool run_time;    /* the dependency is a run-time one */
+	char *text;       /* the whole warning, one line */
+};
+
+const char *warning_kind_name(enum warning_kind kind);
+
+/* An object's entries, its DT_NEEDED ones then its run-time ones, as one list. */
+static inline size_t object_entry_count(const struct object *object) { return object->needed_count + object->runtime_count; }
+
+static inline struct dependency *object_entry(const struct object *object, size_t i)
+{
+	return i < object->needed_count ? &object->needed[i] : &object->runtime[i - object->needed_count];
+}
 
 struct tree {
 	char *file;             /* as given */
@@ -87,8 +127,13 @@ struct tree {
 	struct object *root;
 	struct object **objects;/* every object, in load order */
 	size_t object_count, object_capacity;
-	size_t missing;         /* dependencies not found or stopped at an error */
-	char **warnings;
+	size_t max_objects;     /* the bound on objects: past it, dependencies are not followed */
+	bool cut;               /* the bound was reached: the tree is incomplete */
+	struct string_map by_name;  /* name an object answers to -> object (first loaded wins) */
+	struct string_map by_inode; /* "device:inode" -> object */
+	size_t missing;         /* DT_NEEDED and required run-time dependents not found or stopped at an error */
+	size_t optional_missing;/* run-time dependents marked optional that are not found */
+	struct warning *warnings;
 	size_t warning_count;
 	char **notes;
 	size_t note_count;
@@ -98,6 +143,8 @@ struct tree {
 };
 
 void tree_free(struct tree *tree);
-/* printf into a new warning (or note) of the tree. */
+/* printf into a new warning (kind WARNING_LOADER) or note of the tree; one like it is not added twice. */
 void tree_warn(struct tree *tree, const char *format, ...) __attribute__((format(printf, 2, 3)));
+/* Adds warning (its strings are copied) unless one with the same text is there. */
+void tree_add_warning(struct tree *tree, const struct warning *warning);
 void tree_note(struct tree *tree, const char *format, ...) __attribute__((format(printf, 2, 3)));

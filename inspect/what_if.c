@@ -7,7 +7,10 @@
 #include "string_map.h"
 
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
+#include <limits.h>
+#include <sys/auxv.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,6 +123,109 @@ static void add_mapped(struct what_if *what_if, struct file_probe *probe, const 
 		what_if->mapped_count++;
 }
 
+/* The paths of the objects in the process's list of loaded objects (its link map), in its order,
+   which is the order they were loaded: read through /proc/PID/mem from the r_debug that its
+   program's DT_DEBUG points to. NULL, with the reason, when it cannot be read (another user's
+   process without the right to trace it, a static program, one of another class). */
+static char **read_link_map(int pid, size_t *count, char *why, size_t size)
+{
+	char path[64];
+	size_t length;
+	char **names = NULL;
+	int fd = -1;
+	*count = 0;
+	snprintf(path, sizeof(path), "/proc/%d/auxv", pid);
+	char *auxv = read_proc_file(path, &length);
+	uint64_t phdr = 0, phnum = 0, phent = 0;
+	for (size_t i = 0; auxv && i + 16 <= length; i += 16) {
+		uint64_t type, value;
+		memcpy(&type, auxv + i, 8);
+		memcpy(&value, auxv + i + 8, 8);
+		if (type == AT_PHDR)
+			phdr = value;
+		else if (type == AT_PHNUM)
+			phnum = value;
+		else if (type == AT_PHENT)
+			phent = value;
+	}
+	free(auxv);
+	if (!phdr || !phnum || phent != sizeof(Elf64_Phdr) || phnum > 256) {
+		snprintf(why, size, "its auxiliary vector (%s) names no program headers of this inspector's class", path);
+		return NULL;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		snprintf(why, size, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	Elf64_Phdr headers[256];
+	uint64_t bias = 0, dynamic = 0, dynamic_size = 0;
+	bool have_bias = false;
+	if (pread(fd, headers, phnum * sizeof(Elf64_Phdr), (off_t)phdr) != (ssize_t)(phnum * sizeof(Elf64_Phdr))) {
+		snprintf(why, size, "%s: %s", path, strerror(errno ? errno : EIO));
+		goto out;
+	}
+	for (size_t i = 0; i < phnum; i++)
+		if (headers[i].p_type == PT_PHDR) {
+			bias = phdr - headers[i].p_vaddr;
+			have_bias = true;
+		}
+	for (size_t i = 0; i < phnum; i++)
+		if (headers[i].p_type == PT_DYNAMIC) {
+			dynamic = headers[i].p_vaddr;
+			dynamic_size = headers[i].p_memsz;
+		}
+	uint64_t r_debug = 0;
+	for (uint64_t offset = 0; have_bias && dynamic && offset + sizeof(Elf64_Dyn) <= dynamic_size && offset < (1u << 16);
+	     offset += sizeof(Elf64_Dyn)) {
+		Elf64_Dyn entry;
+		if (pread(fd, &entry, sizeof(entry), (off_t)(bias + dynamic + offset)) != (ssize_t)sizeof(entry) || entry.d_tag == DT_NULL)
+			break;
+		if (entry.d_tag == DT_DEBUG)
+			r_debug = entry.d_un.d_ptr;
+	}
+	uint64_t map = 0;
+	if (!r_debug || pread(fd, &map, sizeof(map), (off_t)(r_debug + 8)) != (ssize_t)sizeof(map)) {
+		snprintf(why, size, "its program has no DT_DEBUG the loader filled in (a static program?)");
+		goto out;
+	}
+	/* struct link_map: l_addr, l_name, l_ld, l_next, l_prev. Bounded: a list that loops or runs on
+	   is cut where a real one never reaches. */
+	for (size_t steps = 0; map && steps < (1u << 16); steps++) {
+		uint64_t fields[5];
+		char name[PATH_MAX];
+		if (pread(fd, fields, sizeof(fields), (off_t)map) != (ssize_t)sizeof(fields))
+			break;
+		ssize_t n = fields[1] ? pread(fd, name, sizeof(name) - 1, (off_t)fields[1]) : 0;
+		name[n > 0 ? (size_t)n : 0] = '\0';
+		name[sizeof(name) - 1] = '\0';
+		/* The program ("") and the vdso (no folder) are no files to register. */
+		char **grown = name[0] == '/' ? realloc(names, (*count + 1) * sizeof(char *)) : NULL;
+		if (grown && (grown[*count] = strdup(name)))
+			(*count)++;
+		if (grown)
+			names = grown;
+		map = fields[3];
+	}
+	if (!names)
+		snprintf(why, size, "its list of loaded objects names no file");
+out:
+	close(fd);
+	return names;
+}
+
+/* An NVIDIA library loaded as path registers the folder of that path (what $ORIGIN means). */
+static void register_folder_of(struct what_if *what_if, const char *file)
+{
+	int family = libnames_match_linux(libnames_basename(file), NULL);
+	if (family < 0 || libnames_is_driver(family))
+		return;
+	char *folder = strndup(file, (size_t)(strrchr(file, '/') - file));
+	if (folder && folder[0] && registry_add_origin(family, folder) != REGISTRY_ERROR)
+		remember_origin(what_if, folder);
+	free(folder);
+}
+
 int what_if_read_process(struct what_if *what_if, struct file_probe *probe, int pid, char **library_path,
 			 char **nvinterpose_path, char *message, size_t size)
 {
@@ -132,7 +238,21 @@ int what_if_read_process(struct what_if *what_if, struct file_probe *probe, int 
 	if (!maps)
 		return say(message, size, "--pid %s: cannot read %s", pid_text, path);
 	what_if->pid = pid;
+	/* First the objects in the order the process loaded them, by the names it loaded them as (the
+	   runtime registers origins in that order); then what else is mapped, in address order. */
+	size_t loaded_count = 0;
+	char **loaded = read_link_map(pid, &loaded_count, what_if->order_problem, sizeof(what_if->order_problem));
 	struct string_map seen = { 0 };
+	for (size_t i = 0; i < loaded_count; i++) {
+		const struct probed_file *file = file_probe_path(probe, loaded[i]);
+		if (file && file->result == PROBE_FOUND) {
+			char key[48];
+			snprintf(key, sizeof(key), "%llx:%llx", (unsigned long long)file->device, (unsigned long long)file->inode);
+			string_map_put(&seen, key, loaded[i]);
+		}
+		add_mapped(what_if, probe, loaded[i]);
+		register_folder_of(what_if, loaded[i]);
+	}
 	for (char *line = maps, *end; line && *line; line = end ? end + 1 : NULL) {
 		end = strchr(line, '\n');
 		if (end)
@@ -145,18 +265,22 @@ int what_if_read_process(struct what_if *what_if, struct file_probe *probe, int 
 		if (n > 10 && strcmp(file + n - 10, " (deleted)") == 0)
 			continue;
 		string_map_put(&seen, file, file);
-		add_mapped(what_if, probe, file);
-		int family = libnames_match_linux(libnames_basename(file), NULL);
-		if (family >= 0 && !libnames_is_driver(family)) {
-			/* The kernel names a mapping by its real path, which is what the runtime registers for a
-			   library loaded through links only if it was loaded by that path. */
-			char *folder = strndup(file, (size_t)(strrchr(file, '/') - file));
-			if (folder && folder[0] && registry_add_origin(family, folder) != REGISTRY_ERROR)
-				remember_origin(what_if, folder);
-			free(folder);
+		const struct probed_file *probed = file_probe_path(probe, file);
+		char key[48];
+		if (probed && probed->result == PROBE_FOUND) {
+			snprintf(key, sizeof(key), "%llx:%llx", (unsigned long long)probed->device, (unsigned long long)probed->inode);
+			if (string_map_get(&seen, key))
+				continue; /* in the list of loaded objects under the name it was loaded as */
 		}
+		add_mapped(what_if, probe, file);
+		/* The kernel names a mapping by its real path, which is what the runtime registers for a
+		   library loaded through links only if it was loaded by that path. */
+		register_folder_of(what_if, file);
 	}
 	string_map_clear(&seen, NULL);
+	for (size_t i = 0; i < loaded_count; i++)
+		free(loaded[i]);
+	free(loaded);
 	free(maps);
 	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
 	char *environ_text = read_proc_file(path, &length);

@@ -23,12 +23,14 @@ struct what_if {
 	struct mapped_object *mapped;
 	size_t mapped_count;
 	int pid;               /* 0 without --pid */
+	char order_problem[256]; /* --pid: why the process's own load order could not be read ("" when it was) */
 };
 
 /* Registers folder as an origin, as the runtime would after loading an NVIDIA library from it. */
 int what_if_add_origin(struct what_if *what_if, const char *folder, char *message, size_t size);
-/* Reads /proc/PID/maps: every NVIDIA library mapped there registers its folder, and every mapped
-   shared object counts as loaded. The process's LD_LIBRARY_PATH and NVINTERPOSE_PATH, when its
+/* Reads the process's list of loaded objects (in its load order, through /proc/PID/mem) and
+   /proc/PID/maps: every NVIDIA library loaded there registers its folder, in the order the process
+   first loaded one from it, and every mapped shared object counts as loaded. The process's LD_LIBRARY_PATH and NVINTERPOSE_PATH, when its
    environment is readable, are written to *library_path and *nvinterpose_path (else NULL). */
 int what_if_read_process(struct what_if *what_if, struct file_probe *probe, int pid, char **library_path,
 			 char **nvinterpose_path, char *message, size_t size);

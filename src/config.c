@@ -9,7 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
-static struct config current = { .policy = POLICY_FALLBACK, .log_level = LOG_ERROR };
+struct config config_current = { .policy = POLICY_FALLBACK, .log_level = LOG_ERROR };
 
 static const char *const policy_names[] = {
 	[POLICY_FALLBACK] = "fallback",
@@ -171,12 +171,11 @@ void config_read(struct config *config, const char *(*getenv_fn)(const char *nam
 	}
 }
 
-const struct config *config_get(void) { return &current; }
 
 void config_set(const struct config *config)
 {
-	if (config != &current)
-		current = *config;
+	if (config != &config_current)
+		config_current = *config;
 }
 
-void config_load(const char *(*getenv_fn)(const char *name), bool secure) { config_read(&current, getenv_fn, secure); }
+void config_load(const char *(*getenv_fn)(const char *name), bool secure) { config_read(&config_current, getenv_fn, secure); }

@@ -50,7 +50,8 @@ const char *config_path(const struct config *config, size_t i);
 bool config_add_path(struct config *config, const char *folder);
 
 /* The settings the runtime read at start-up. */
-const struct config *config_get(void);
+extern struct config config_current;
+static inline const struct config *config_get(void) { return &config_current; }
 void config_set(const struct config *config);
 /* config_read into the settings config_get returns (no copy). */
 void config_load(const char *(*getenv_fn)(const char *name), bool secure);

@@ -8,6 +8,8 @@
  * Windows: PREFIX [0-9_.]* ".dll", compared without case, as the Windows loader compares names. */
 #include "libnames.h"
 
+#include "platform.h"
+
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
@@ -56,18 +58,20 @@ static bool match_linux_tail(const char *tail, struct libname_match *match)
 	return is_so_suffix(tail, &match->version);
 }
 
-/* An index of the stems: a bit for each character that follows "lib" in some stem (most names a
-   process loads are not NVIDIA's and stop there), and a hash table from stem to row. A name's stem
-   is what comes before its first '.', less an auditwheel "-HASH"; the row then checks the rest.
-   Built by the first call that needs it (a dlopen from a constructor can come before any of the
-   runtime's own): that call fills a copy on its stack, and the first to finish publishes it. */
+/* An index of the stems: a bit for each pair of characters that follows "lib" in some stem (most
+   names a process loads are not NVIDIA's and stop there: libm., libz., libpy, libcr, libst), and a
+   hash table from stem to row. A name's stem is what comes before its first '.', less an auditwheel
+   "-HASH"; the row then checks the rest. Built once, before first use: by the constructor, or by the
+   first call that comes before it (a dlopen from another library's constructor); a call meanwhile
+   waits the few microseconds the build takes. */
 #define STEM_SLOTS 256 /* a power of two, well above the number of rows */
+
 struct stem_index {
-	unsigned long long first_chars[4];
-	unsigned short slots[STEM_SLOTS]; /* row + 1; 0 is empty */
+	unsigned long long pairs[65536 / 64]; /* bit (first << 8 | second) of the two characters */
+	unsigned short slots[STEM_SLOTS];     /* row + 1; 0 is empty */
 };
-static struct stem_index published;
-static _Atomic int published_state; /* 0 none, 1 being copied, 2 ready */
+static struct stem_index built;
+static _Atomic int built_state; /* 0 none, 1 being built, 2 ready */
 
 static uint32_t hash_stem(const char *s, size_t length)
 {
@@ -77,37 +81,43 @@ static uint32_t hash_stem(const char *s, size_t length)
 	return hash;
 }
 
-static void fill_stem_index(struct stem_index *index)
+static inline unsigned pair_of(const char *after_lib)
 {
-	memset(index, 0, sizeof(*index));
+	return (unsigned)(unsigned char)after_lib[0] << 8 | (unsigned char)after_lib[1];
+}
+
+static void build_stem_index(void)
+{
 	for (size_t i = 0; i < libnames_count; i++) {
-		unsigned char first = (unsigned char)libnames[i].linux_stem[3];
-		index->first_chars[first >> 6] |= 1ull << (first & 63);
+		unsigned pair = pair_of(libnames[i].linux_stem + 3);
+		built.pairs[pair >> 6] |= 1ull << (pair & 63);
 		uint32_t slot = hash_stem(libnames[i].linux_stem, libnames[i].linux_stem_length) & (STEM_SLOTS - 1);
-		while (index->slots[slot])
+		while (built.slots[slot])
 			slot = (slot + 1) & (STEM_SLOTS - 1);
-		index->slots[slot] = (unsigned short)(i + 1);
+		built.slots[slot] = (unsigned short)(i + 1);
 	}
 }
 
-static const struct stem_index *stem_index(struct stem_index *scratch)
+static __attribute__((noinline)) void build_once(void)
 {
-	if (atomic_load_explicit(&published_state, memory_order_acquire) == 2)
-		return &published;
-	fill_stem_index(scratch);
 	int expected = 0;
-	if (atomic_compare_exchange_strong(&published_state, &expected, 1)) {
-		published = *scratch;
-		atomic_store_explicit(&published_state, 2, memory_order_release);
+	if (atomic_compare_exchange_strong(&built_state, &expected, 1)) {
+		build_stem_index();
+		atomic_store_explicit(&built_state, 2, memory_order_release);
+		return;
 	}
-	return scratch;
+	while (atomic_load_explicit(&built_state, memory_order_acquire) != 2)
+		platform_yield();
 }
 
-__attribute__((constructor)) static void publish_stem_index(void)
+static inline const struct stem_index *stem_index(void)
 {
-	struct stem_index scratch;
-	stem_index(&scratch);
+	if (__builtin_expect(atomic_load_explicit(&built_state, memory_order_acquire) != 2, 0))
+		build_once();
+	return &built;
 }
+
+__attribute__((constructor)) static void build_stem_index_early(void) { stem_index(); }
 
 static int find_stem(const struct stem_index *index, const char *stem, size_t length)
 {
@@ -120,26 +130,21 @@ static int find_stem(const struct stem_index *index, const char *stem, size_t le
 	return -1;
 }
 
-/* Every stem starts with "lib" and has a character after it. */
-static bool may_match(const struct stem_index *index, const char *name)
+/* Every stem starts with "lib" and has two characters after it. */
+static inline __attribute__((always_inline)) bool may_match(const struct stem_index *index, const char *name)
 {
 	if (name[0] != 'l' || name[1] != 'i' || name[2] != 'b' || name[3] == '\0')
 		return false;
-	unsigned char first = (unsigned char)name[3];
-	return (index->first_chars[first >> 6] & (1ull << (first & 63))) != 0;
+	unsigned pair = pair_of(name + 3);
+	return (index->pairs[pair >> 6] >> (pair & 63)) & 1;
 }
 
-bool libnames_may_match_linux(const char *name)
-{
-	struct stem_index scratch;
-	return may_match(stem_index(&scratch), name);
-}
+bool libnames_may_match_linux(const char *name) { return may_match(stem_index(), name); }
 
 int libnames_match_linux(const char *name, struct libname_match *match)
 {
 	struct libname_match unused;
-	struct stem_index scratch;
-	const struct stem_index *index = stem_index(&scratch);
+	const struct stem_index *index = stem_index();
 	if (!match)
 		match = &unused;
 	if (!name || !may_match(index, name))
@@ -213,16 +218,19 @@ bool libnames_is_driver(int family)
 	return family >= 0 && (size_t)family < libnames_count && (libnames[family].flags & LIBNAME_DRIVER);
 }
 
-bool libnames_foreach_family(const char *list, bool (*visit)(int family, void *arg), void *arg)
+bool libnames_foreach_dependent(const char *list, bool (*visit)(int family, bool required, void *arg), void *arg)
 {
 	const char *s = list;
 	while (s && *s) {
 		while (*s == ' ')
 			s++;
-		size_t n = strcspn(s, " ");
-		for (size_t i = 0; n && i < libnames_count; i++) {
-			if (strlen(libnames[i].family) == n && strncmp(libnames[i].family, s, n) == 0) {
-				if (visit((int)i, arg))
+		size_t n = strcspn(s, " "), length = n;
+		bool required = !(n && s[n - 1] == '?');
+		if (!required)
+			length--;
+		for (size_t i = 0; length && i < libnames_count; i++) {
+			if (strlen(libnames[i].family) == length && strncmp(libnames[i].family, s, length) == 0) {
+				if (visit((int)i, required, arg))
 					return true;
 				break;
 			}
@@ -230,6 +238,44 @@ bool libnames_foreach_family(const char *list, bool (*visit)(int family, void *a
 		s += n;
 	}
 	return false;
+}
+
+struct family_visit {
+	bool (*visit)(int family, void *arg);
+	void *arg;
+};
+
+static bool visit_family(int family, bool required, void *arg)
+{
+	(void)required;
+	struct family_visit *v = arg;
+	return v->visit(family, v->arg);
+}
+
+bool libnames_foreach_family(const char *list, bool (*visit)(int family, void *arg), void *arg)
+{
+	struct family_visit v = { visit, arg };
+	return libnames_foreach_dependent(list, visit_family, &v);
+}
+
+int libnames_dependent_fit(const struct libname_match *parent, int family, const char *name)
+{
+	struct libname_match match;
+	if (libnames_match_linux(name, &match) != family || match.alt != parent->alt || match.hash_renamed)
+		return -1;
+	size_t major = strcspn(parent->version, ".");
+	bool same_major = major && strncmp(match.version, parent->version, major) == 0 &&
+			  (match.version[major] == '.' || match.version[major] == '\0');
+	/* One component's libraries come from one release: NVRTC 13 asks for its builtins 13.0, cuDNN 9
+	   for its sub-libraries .9, never another major's. */
+	const char *own = libnames[parent->family].wheel_folder, *theirs = libnames[family].wheel_folder;
+	if (own[0] && strcmp(own, theirs) == 0) {
+		if (libnames[family].flags & LIBNAME_UNVERSIONED)
+			return match.version[0] ? -1 : 2;
+		return same_major ? 2 : -1;
+	}
+	/* Another component's major says nothing: cuFFT 12 of CUDA 13 asks for NVRTC 13. */
+	return match.version[0] ? 1 : 0;
 }
 
 const char *libnames_basename(const char *path)

@@ -6,6 +6,8 @@
 
 enum libname_flags {
 	LIBNAME_DRIVER = 1 << 0, /* installed with the driver: recorded, never redirected */
+	LIBNAME_CU13 = 1 << 1,   /* a CUDA toolkit component: CUDA 13 wheels put it in nvidia/cu13/lib */
+	LIBNAME_UNVERSIONED = 1 << 2, /* its files have no version (libnvperf_host.so) */
 };
 
 struct libname_row {
@@ -14,7 +16,7 @@ struct libname_row {
 	const char *windows_prefix;
 	const char *wheel_folder;
 	const char *needed;  /* families, space-separated */
-	const char *runtime; /* families, space-separated */
+	const char *runtime; /* families, space-separated; "name?" is optional */
 	unsigned flags;
 	size_t linux_stem_length;
 	size_t windows_prefix_length;
@@ -47,6 +49,17 @@ bool libnames_is_driver(int family);
 
 /* Calls visit for each family named in a space-separated list; stops when it returns true. */
 bool libnames_foreach_family(const char *list, bool (*visit)(int family, void *arg), void *arg);
+/* The same for a runtime list, with whether each dependent is required (not marked '?'). */
+bool libnames_foreach_dependent(const char *list, bool (*visit)(int family, bool required, void *arg), void *arg);
+
+/* How well a file name fits as the run-time dependent of family that a library whose own name
+   matched as parent asks for: -1 when it cannot be (another family, the other .alt-ness, a
+   hash-renamed copy, which nobody asks for by that name, or, for a dependent of the parent's own
+   component (the same wheel folder: NVRTC's builtins, cuDNN's sub-libraries), another major than
+   the parent's, or any name but the unversioned one of a family whose files have none), 2 for
+   such a dependent of the parent's major (or unversioned, as its files are); for another
+   component's, 1 for a versioned name, 0 for an unversioned one. */
+int libnames_dependent_fit(const struct libname_match *parent, int family, const char *name);
 
 /* The part of a path after its last separator. */
 const char *libnames_basename(const char *path);

@@ -230,6 +230,7 @@ static const struct event_kind {
 	{ "coherent", LOADED },
 	{ "needed", LOADED },
 	{ "attach-load", LOADED },
+	{ "audit-answer", LOADED },
 	{ "mixed-origin", LOADED | WITH(OWN) },
 	{ "miss", WITH(NAME) | WITH(CALLER) | WITH(FAMILY) | WITH(POLICY) | WITH(REASON) | WITH(LOOKED) },
 	{ "add-dll-directory", WITH(FOLDER) | WITH(FAMILY) | WITH(POLICY) | WITH(REASON) },

@@ -56,6 +56,9 @@ void platform_wall_clock(long long *seconds, long *microseconds);
 
 long platform_process_id(void);
 
+/* Lets another thread run (sched_yield; SwitchToThread on Windows). */
+void platform_yield(void);
+
 /* Runs handler in the child after a fork, where fork exists (pthread_atfork); nothing on Windows,
    where a child process starts with fresh memory. */
 void platform_after_fork_in_child(void (*handler)(void));

@@ -194,6 +194,8 @@ START_TEST(test_every_needed_and_runtime_family_exists)
 {
 	for (size_t i = 0; i < libnames_count; i++) {
 		const char *lists[] = { libnames[i].needed, libnames[i].runtime };
+		/* A DT_NEEDED entry is never optional: the loader fails without it. */
+		ck_assert_msg(!strchr(libnames[i].needed, '?'), "row %s: a mark in its needed list", libnames[i].family);
 		for (size_t k = 0; k < 2; k++) {
 			size_t visits = 0;
 			ck_assert(!libnames_foreach_family(lists[k], count_visit, &visits));
@@ -218,6 +220,66 @@ START_TEST(test_foreach_family_stops_when_the_visitor_says_so)
 	ck_assert_int_eq(seen[0], 2);
 	ck_assert_int_eq(seen[1], libnames_family_index("nvrtc"));
 	ck_assert_int_eq(seen[2], libnames_family_index("cublas"));
+}
+END_TEST
+
+static bool record_required(int family, bool required, void *arg)
+{
+	int *seen = arg;
+	seen[2 * seen[0] + 1] = family;
+	seen[2 * seen[0] + 2] = required;
+	seen[0]++;
+	return false;
+}
+
+START_TEST(test_a_question_mark_marks_an_optional_run_time_dependent)
+{
+	int seen[9] = { 0 };
+	ck_assert(!libnames_foreach_dependent("nvrtc-builtins cudnn_ops? ? nvrtc", record_required, seen));
+	ck_assert_int_eq(seen[0], 3);
+	ck_assert_int_eq(seen[1], libnames_family_index("nvrtc-builtins"));
+	ck_assert_int_eq(seen[2], true);
+	ck_assert_int_eq(seen[3], libnames_family_index("cudnn_ops"));
+	ck_assert_int_eq(seen[4], false);
+	ck_assert_int_eq(seen[5], libnames_family_index("nvrtc"));
+	ck_assert_int_eq(seen[6], true);
+	/* NVRTC cannot compile without its builtins; cuDNN loads its engines only when they are used. */
+	int nvrtc[9] = { 0 }, cudnn_graph[9] = { 0 };
+	libnames_foreach_dependent(libnames[libnames_family_index("nvrtc")].runtime, record_required, nvrtc);
+	ck_assert(nvrtc[0] == 1 && nvrtc[1] == libnames_family_index("nvrtc-builtins") && nvrtc[2]);
+	libnames_foreach_dependent(libnames[libnames_family_index("cudnn_graph")].runtime, record_required, cudnn_graph);
+	ck_assert(cudnn_graph[0] >= 1 && cudnn_graph[1] == libnames_family_index("cudnn_engines_precompiled") && !cudnn_graph[2]);
+}
+END_TEST
+
+START_TEST(test_dependent_fit_prefers_the_parents_major_and_alt_ness)
+{
+	struct libname_match nvrtc, alt;
+	int builtins = libnames_family_index("nvrtc-builtins");
+	ck_assert_int_eq(libnames_match_linux("libnvrtc.so.13", &nvrtc), libnames_family_index("nvrtc"));
+	ck_assert_int_eq(libnames_match_linux("libnvrtc.alt.so.13", &alt), libnames_family_index("nvrtc"));
+	ck_assert_int_eq(libnames_dependent_fit(&nvrtc, builtins, "libnvrtc-builtins.so.13.0"), 2);
+	/* NVRTC's builtins are of NVRTC's own release: another major is never the one it asks for. */
+	ck_assert_int_eq(libnames_dependent_fit(&nvrtc, builtins, "libnvrtc-builtins.so.12.9"), -1);
+	ck_assert_int_eq(libnames_dependent_fit(&nvrtc, builtins, "libnvrtc-builtins.so.130"), -1);
+	ck_assert_int_eq(libnames_dependent_fit(&nvrtc, builtins, "libnvrtc-builtins.so"), -1);
+	/* CUPTI's perf library has no version, and CUPTI asks for it so. */
+	struct libname_match cupti;
+	int perf = libnames_family_index("nvperf_host");
+	ck_assert_int_eq(libnames_match_linux("libcupti.so.13", &cupti), libnames_family_index("cupti"));
+	ck_assert_int_eq(libnames_dependent_fit(&cupti, perf, "libnvperf_host.so"), 2);
+	ck_assert_int_eq(libnames_dependent_fit(&cupti, perf, "libnvperf_host.so.13"), -1);
+	/* Another component's library may be of another major: cuFFT 12 (CUDA 13) asks for NVRTC 13. */
+	struct libname_match cufft;
+	int nvrtc_family = libnames_family_index("nvrtc");
+	ck_assert_int_eq(libnames_match_linux("libcufft.so.12", &cufft), libnames_family_index("cufft"));
+	ck_assert_int_eq(libnames_dependent_fit(&cufft, nvrtc_family, "libnvrtc.so.13"), 1);
+	ck_assert_int_eq(libnames_dependent_fit(&cufft, nvrtc_family, "libnvrtc.so.12"), 1);
+	ck_assert_int_eq(libnames_dependent_fit(&cufft, nvrtc_family, "libnvrtc.so"), 0);
+	ck_assert_int_eq(libnames_dependent_fit(&nvrtc, builtins, "libnvrtc-builtins.alt.so.13.0"), -1);
+	ck_assert_int_eq(libnames_dependent_fit(&alt, builtins, "libnvrtc-builtins.alt.so.13.0"), 2);
+	ck_assert_int_eq(libnames_dependent_fit(&nvrtc, builtins, "libnvrtc-builtins-2dc4bf68.so.13.0"), -1);
+	ck_assert_int_eq(libnames_dependent_fit(&nvrtc, builtins, "libnvrtc.so.13"), -1);
 }
 END_TEST
 
@@ -270,6 +332,8 @@ int main(void)
 	tcase_add_test(tc, test_every_stem_and_prefix_matches_its_own_row);
 	tcase_add_test(tc, test_every_needed_and_runtime_family_exists);
 	tcase_add_test(tc, test_foreach_family_stops_when_the_visitor_says_so);
+	tcase_add_test(tc, test_a_question_mark_marks_an_optional_run_time_dependent);
+	tcase_add_test(tc, test_dependent_fit_prefers_the_parents_major_and_alt_ness);
 	tcase_add_test(tc, test_driver_families_are_exactly_cuda_and_nvidia_ml);
 	tcase_add_test(tc, test_family_index_of_unknown_family_is_minus_one);
 	tcase_add_test(tc, test_basename_is_the_part_after_the_last_slash);

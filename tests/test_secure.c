@@ -80,6 +80,25 @@ START_TEST(test_settings_are_ignored_under_secure_execution)
 }
 END_TEST
 
+START_TEST(test_audit_front_is_inert_under_secure_execution)
+{
+	/* The loader ignores an LD_AUDIT library outside its trusted folders in a secure-execution
+	   process; wherever it would load one, the runtime's settings are ignored there too. The
+	   program runs as it does without it. */
+	struct secure_setup s = prepare();
+	const char *cap[] = { "setcap", "cap_net_bind_service+ep", s.program, NULL };
+	ck_assert_int_eq(test_run(cap, no_env, 30).status, 0);
+	/* LD_AUDIT set by env, as nobody: setpriv itself (root, not secure) must not run it. */
+	const char *argv[] = { "setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env",
+			       test_format("LD_AUDIT=%s", test_setting("NVI_RUNTIME")), s.program, s.wheel.nvrtc, NULL };
+	const char *env[] = { "NVINTERPOSE_LOG=debug", test_format("NVINTERPOSE_LOG_FILE=%s", s.log), NULL };
+	struct test_run run = test_run(argv, env, 60);
+	ck_assert_msg(run.status == 0, "it runs: %d %s", run.status, run.output);
+	ck_assert_msg(!test_contains(run.output, "nvinterpose:"), "no log on stderr: %s", run.output);
+	ck_assert_msg(access(s.log, F_OK) != 0, "no event log file");
+}
+END_TEST
+
 int main(void)
 {
 	if (geteuid() != 0 || !have("setcap") || !have("setpriv")) {
@@ -103,6 +122,7 @@ int main(void)
 	TCase *tc = tcase_create("secure");
 	tcase_add_test(tc, test_settings_are_obeyed_without_secure_execution);
 	tcase_add_test(tc, test_settings_are_ignored_under_secure_execution);
+	tcase_add_test(tc, test_audit_front_is_inert_under_secure_execution);
 	suite_add_tcase(suite, tc);
 	return test_main(suite);
 }

@@ -1,10 +1,14 @@
 /* nvinterpose-run.exe, the Windows launcher: runs a program with nvinterpose.dll loaded into it
- * before its first line.
+ * before its first line, or prints the settings as environment lines.
  *
- * The program is created suspended, the DLL is loaded into it by a thread of its own
- * (inject_library), and the program then runs; the launcher waits and returns its exit code.
- * Settings given as options become NVINTERPOSE_* variables of the program's environment. */
+ * The program is created suspended, the DLL goes into its import table (inject_into_child: its own
+ * loader loads it on its main thread at start-up), and the program then runs; the launcher waits and
+ * returns its exit code. Settings given as options become NVINTERPOSE_* variables of the program's
+ * environment, checked by the runtime's own parsers (config.c). Usage errors say
+ * "nvinterpose-run: SUBJECT: PROBLEM" and exit 2. */
+#include "config.h"
 #include "inject.h"
+#include "log.h"
 #include "nvinterpose.h"
 #include "pe_file.h"
 #include "utf16.h"
@@ -18,6 +22,7 @@
 #include <windows.h>
 
 #define WIDE_PATH_MAX 4352
+#define VALUE_MAX 32768
 /* Exit codes of the launcher itself, as shells use them. */
 #define EXIT_USAGE 2
 #define EXIT_CANNOT_RUN 126
@@ -27,21 +32,37 @@
 static void usage(void)
 {
 	fputs("Usage: nvinterpose-run [OPTIONS] [--] PROGRAM [ARGS...]\n"
+	      "       nvinterpose-run [OPTIONS] --print-env[=FORMAT]\n"
 	      "\n"
 	      "Runs PROGRAM with nvinterpose.dll loaded into it before it starts, so that NVIDIA\n"
 	      "libraries find their dependents whoever loaded them. Returns PROGRAM's exit code.\n"
+	      "Options take their value as --opt=VALUE or --opt VALUE.\n"
 	      "\n"
 	      "Options:\n"
-	      "  --policy P              fallback (default), coherent or off       (NVINTERPOSE_POLICY)\n"
-	      "  --log L                 error (default), warn, info or debug      (NVINTERPOSE_LOG)\n"
-	      "  --log-file F            append JSON-lines events to F             (NVINTERPOSE_LOG_FILE)\n"
-	      "  --path DIRS             extra folders, ';'-separated              (NVINTERPOSE_PATH)\n"
+	      "  --policy=P              fallback (default), coherent or off, any case (NVINTERPOSE_POLICY)\n"
+	      "  --log=L                 error (default), warn, info or debug          (NVINTERPOSE_LOG)\n"
+	      "  --log-file=F            append JSON-lines events to F (made absolute)  (NVINTERPOSE_LOG_FILE)\n"
+	      "  --path=DIRS             extra folders, ';'-separated (made absolute)   (NVINTERPOSE_PATH)\n"
 	      "  --no-add-dll-directory  registered folders do not go to AddDllDirectory\n"
-	      "                                                            (NVINTERPOSE_ADD_DLL_DIRECTORY=0)\n"
-	      "  --no-children           child processes run without the runtime   (NVINTERPOSE_CHILDREN=0)\n"
-	      "  --library F             use this nvinterpose.dll (default: the one beside this program)\n"
+	      "                                                          (NVINTERPOSE_ADD_DLL_DIRECTORY=0)\n"
+	      "  --no-children           child processes run without the runtime       (NVINTERPOSE_CHILDREN=0)\n"
+	      "  --library=F             use this nvinterpose.dll (default: the one beside this program)\n"
+	      "  --print-env[=FORMAT]    print the settings (the options above and the NVINTERPOSE_*\n"
+	      "                          variables already set, checked) instead of running a program:\n"
+	      "                            cmd         @set \"NAME=value\" lines, for a batch file (default):\n"
+	      "                                        nvinterpose-run --print-env > nvi.cmd && call nvi.cmd\n"
+	      "                            powershell  $env:NAME = 'value' lines:\n"
+	      "                                        nvinterpose-run --print-env=powershell | Invoke-Expression\n"
+	      "                            github      NAME=value lines, for >> $env:GITHUB_ENV (UTF-8)\n"
+	      "                            json        one object {\"NAME\": \"value\", ...} (UTF-8)\n"
+	      "                          The variables carry settings only: a program still gets the runtime\n"
+	      "                          from this launcher or by loading nvinterpose.dll itself.\n"
+	      "  --format=FORMAT         the same as --print-env=FORMAT\n"
 	      "  -h, --help              show this help\n"
-	      "  --version               show the version\n",
+	      "  -V, --version           show the version\n"
+	      "\n"
+	      "Exit status: PROGRAM's; 2 for a usage error or a missing DLL; 126 when PROGRAM cannot be\n"
+	      "started or cannot take the DLL (another machine's program); 127 when it is not found.\n",
 	      stdout);
 }
 
@@ -56,34 +77,328 @@ static void say(const char *format, ...)
 	va_end(args);
 }
 
-/* A wide argument in UTF-8 for messages (a static buffer per slot). */
-static const char *text(const wchar_t *wide, int slot)
+/* A wide string in UTF-8 for messages (a few rotating static buffers). */
+static const char *text(const wchar_t *wide)
 {
-	static char buffers[2][WIDE_PATH_MAX * 3];
-	if (!utf8_from_utf16(wide, buffers[slot], sizeof(buffers[slot])))
-		return "?";
-	return buffers[slot];
+	static char buffers[4][VALUE_MAX * 3];
+	static int next;
+	char *out = buffers[next++ % 4];
+	return utf8_from_utf16(wide, out, sizeof(buffers[0])) ? out : "?";
 }
 
 static const char *error_text(DWORD error)
 {
 	static wchar_t wide[512];
-	static char message[512 * 3];
 	DWORD n = FormatMessageW(FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, NULL, error, 0, wide, 512, NULL);
 	while (n > 0 && (wide[n - 1] == L'\n' || wide[n - 1] == L'\r' || wide[n - 1] == L'.'))
 		wide[--n] = L'\0';
 	if (n == 0)
 		swprintf(wide, 512, L"error %lu", error);
-	return utf8_from_utf16(wide, message, sizeof(message)) ? message : "?";
+	return text(wide);
 }
 
-static bool one_of(const wchar_t *value, const wchar_t *const *choices)
+/* ---- Options ------------------------------------------------------------------------------------- */
+
+enum option_id {
+	OPTION_POLICY,
+	OPTION_LOG,
+	OPTION_LOG_FILE,
+	OPTION_PATH,
+	OPTION_NO_ADD_DLL_DIRECTORY,
+	OPTION_NO_CHILDREN,
+	OPTION_LIBRARY,
+	OPTION_PRINT_ENV,
+	OPTION_FORMAT,
+	OPTION_HELP,
+	OPTION_VERSION,
+};
+
+enum takes { NO_VALUE, VALUE, OPTIONAL_VALUE };
+
+static const struct option {
+	const wchar_t *name;
+	enum takes takes;
+} options[] = {
+	[OPTION_POLICY] = { L"policy", VALUE },
+	[OPTION_LOG] = { L"log", VALUE },
+	[OPTION_LOG_FILE] = { L"log-file", VALUE },
+	[OPTION_PATH] = { L"path", VALUE },
+	[OPTION_NO_ADD_DLL_DIRECTORY] = { L"no-add-dll-directory", NO_VALUE },
+	[OPTION_NO_CHILDREN] = { L"no-children", NO_VALUE },
+	[OPTION_LIBRARY] = { L"library", VALUE },
+	[OPTION_PRINT_ENV] = { L"print-env", OPTIONAL_VALUE },
+	[OPTION_FORMAT] = { L"format", VALUE },
+	[OPTION_HELP] = { L"help", NO_VALUE },
+	[OPTION_VERSION] = { L"version", NO_VALUE },
+};
+#define OPTION_COUNT (sizeof(options) / sizeof(options[0]))
+
+/* The long option that argument (after "--", up to any '=') names: its exact name, else the one
+   option it abbreviates, as getopt_long takes them. -1 when none matches, -2 when several do. */
+static int find_option(const wchar_t *name, size_t length)
 {
-	for (; *choices; choices++)
-		if (_wcsicmp(value, *choices) == 0)
-			return true;
+	int found = -1;
+	for (size_t i = 0; i < OPTION_COUNT; i++) {
+		if (wcsncmp(options[i].name, name, length) != 0)
+			continue;
+		if (options[i].name[length] == L'\0')
+			return (int)i;
+		found = found == -1 ? (int)i : -2;
+	}
+	return found;
+}
+
+enum format { FORMAT_CMD, FORMAT_POWERSHELL, FORMAT_GITHUB, FORMAT_JSON };
+static const wchar_t *const format_names[] = { L"cmd", L"powershell", L"github", L"json" };
+
+/* The settings the launcher passes on, in the order --print-env prints them. */
+static const wchar_t *const setting_names[] = {
+	L"NVINTERPOSE_POLICY",  L"NVINTERPOSE_LOG",   L"NVINTERPOSE_LOG_FILE", L"NVINTERPOSE_PATH",
+	L"NVINTERPOSE_ADD_DLL_DIRECTORY", L"NVINTERPOSE_CHILDREN", L"NVINTERPOSE_DISABLE",
+};
+#define SETTING_COUNT (sizeof(setting_names) / sizeof(setting_names[0]))
+
+static bool get_variable(const wchar_t *name, wchar_t *value)
+{
+	SetLastError(ERROR_SUCCESS);
+	DWORD n = GetEnvironmentVariableW(name, value, VALUE_MAX);
+	return n > 0 && n < VALUE_MAX;
+}
+
+/* A folder or file named on the command line, as the full path the program will see whatever
+   folder it moves to. */
+static bool absolute(const wchar_t *option, const wchar_t *path, wchar_t *out, size_t size)
+{
+	DWORD n = GetFullPathNameW(path, (DWORD)size, out, NULL);
+	if (n == 0 || n >= size) {
+		say("--%ls: '%s': %s", option, text(path), n ? "too long" : error_text(GetLastError()));
+		return false;
+	}
+	return true;
+}
+
+/* --path: each ';'-separated entry made absolute (empty ones dropped). */
+static bool absolute_list(const wchar_t *list, wchar_t *out)
+{
+	size_t used = 0;
+	out[0] = L'\0';
+	for (const wchar_t *s = list; *s;) {
+		const wchar_t *end = wcschr(s, L';');
+		size_t length = end ? (size_t)(end - s) : wcslen(s);
+		if (length) {
+			wchar_t entry[WIDE_PATH_MAX], full[WIDE_PATH_MAX];
+			if (length >= WIDE_PATH_MAX) {
+				say("--path: an entry is longer than %d characters", WIDE_PATH_MAX - 1);
+				return false;
+			}
+			wmemcpy(entry, s, length);
+			entry[length] = L'\0';
+			if (!absolute(L"path", entry, full, WIDE_PATH_MAX))
+				return false;
+			size_t n = wcslen(full);
+			if (used + n + 2 >= VALUE_MAX) {
+				say("--path: the list is too long");
+				return false;
+			}
+			if (used)
+				out[used++] = L';';
+			wmemcpy(out + used, full, n + 1);
+			used += n;
+		}
+		s = end ? end + 1 : s + length;
+	}
+	return true;
+}
+
+/* A policy or log level as the runtime reads it: its own parser decides (any case). */
+static bool valid_name(const wchar_t *value, bool policy)
+{
+	char utf8[64];
+	enum policy parsed_policy;
+	enum log_level parsed_level;
+	if (!utf8_from_utf16(value, utf8, sizeof(utf8)))
+		return false;
+	return policy ? config_parse_policy(utf8, &parsed_policy) : config_parse_log_level(utf8, &parsed_level);
+}
+
+static bool set_variable(const wchar_t *name, const wchar_t *value)
+{
+	if (SetEnvironmentVariableW(name, value))
+		return true;
+	say("%ls: %s", name, error_text(GetLastError()));
 	return false;
 }
+
+/* ---- --print-env ----------------------------------------------------------------------------------- */
+
+/* Absolute as the runtime's NVINTERPOSE_PATH reader takes it (config.c): a drive's path or a share's. */
+static bool is_absolute(const wchar_t *path)
+{
+	return (path[0] && path[1] == L':' && (path[2] == L'\\' || path[2] == L'/')) || (path[0] == L'\\' && path[1] == L'\\');
+}
+
+/* An inherited setting the runtime would refuse or read otherwise than it looks: a usage error. */
+static bool check_inherited(const wchar_t *name, const wchar_t *value)
+{
+	bool policy = wcscmp(name, L"NVINTERPOSE_POLICY") == 0;
+	if (policy || wcscmp(name, L"NVINTERPOSE_LOG") == 0) {
+		if (!valid_name(value, policy)) {
+			say("%ls: '%s' is not one of %s", name, text(value), policy ? "fallback, coherent, off" : "error, warn, info, debug");
+			return false;
+		}
+	} else if (wcscmp(name, L"NVINTERPOSE_ADD_DLL_DIRECTORY") == 0 || wcscmp(name, L"NVINTERPOSE_CHILDREN") == 0) {
+		if (wcscmp(value, L"0") != 0 && wcscmp(value, L"1") != 0) {
+			say("%ls: '%s' is not 0 or 1", name, text(value));
+			return false;
+		}
+	} else if (wcscmp(name, L"NVINTERPOSE_LOG_FILE") == 0 && !is_absolute(value)) {
+		say("%ls: '%s' is not an absolute path (give --log-file)", name, text(value));
+		return false;
+	} else if (wcscmp(name, L"NVINTERPOSE_PATH") == 0) {
+		for (const wchar_t *s = value; *s;) {
+			const wchar_t *end = wcschr(s, L';');
+			if (s != end && !is_absolute(s)) {
+				say("%ls: an entry is not an absolute path (give --path): '%s'", name, text(value));
+				return false;
+			}
+			s = end ? end + 1 : s + wcslen(s);
+		}
+	}
+	return true;
+}
+
+/* Characters a format cannot carry on one line as they are: cmd expands % and ! even inside
+   quotes; no line format holds a line break. */
+static bool format_can_hold(enum format format, const wchar_t *value)
+{
+	const wchar_t *refused = format == FORMAT_CMD ? L"\"%!\r\n" : format == FORMAT_JSON ? L"" : L"\r\n";
+	return !wcspbrk(value, refused);
+}
+
+struct output {
+	UINT code_page;
+	bool console; /* stdout is a console: written as UTF-16, no code page involved */
+	wchar_t *text;
+	size_t used, size;
+};
+
+static bool append(struct output *out, const wchar_t *format, ...)
+{
+	va_list args;
+	va_start(args, format);
+	int n = _vsnwprintf(out->text + out->used, out->size - out->used, format, args);
+	va_end(args);
+	if (n < 0 || (size_t)n >= out->size - out->used)
+		return false;
+	out->used += (size_t)n;
+	return true;
+}
+
+/* A PowerShell single-quoted string: each quote doubled, the typographic ones too (PowerShell
+   takes U+2018..U+201B as quotes). */
+static bool append_powershell_quoted(struct output *out, const wchar_t *value)
+{
+	if (!append(out, L"'"))
+		return false;
+	for (const wchar_t *s = value; *s; s++) {
+		bool quote = *s == L'\'' || (*s >= 0x2018 && *s <= 0x201b);
+		if (!append(out, quote ? L"%lc%lc" : L"%lc", *s, *s))
+			return false;
+	}
+	return append(out, L"'");
+}
+
+static bool append_json_string(struct output *out, const wchar_t *value)
+{
+	static char utf8[VALUE_MAX * 3], escaped[VALUE_MAX * 18];
+	static wchar_t wide[VALUE_MAX * 18];
+	if (!utf8_from_utf16(value, utf8, sizeof(utf8)))
+		return false;
+	log_json_escape(escaped, sizeof(escaped), utf8);
+	return utf16_from_utf8(escaped, wide, VALUE_MAX * 18) && append(out, L"\"%ls\"", wide);
+}
+
+/* Writes the lines: UTF-16 to a console; else bytes, UTF-8 for github and json, and for cmd and
+   powershell the console's output code page (what cmd reads a batch file in and PowerShell decodes
+   a program's output with), refusing a character that code page lacks. */
+static bool write_output(const struct output *out, enum format format)
+{
+	HANDLE handle = GetStdHandle(STD_OUTPUT_HANDLE);
+	DWORD written;
+	if (out->used == 0)
+		return true;
+	if (out->console)
+		return WriteConsoleW(handle, out->text, (DWORD)out->used, &written, NULL);
+	UINT code_page = format == FORMAT_GITHUB || format == FORMAT_JSON ? CP_UTF8 : out->code_page;
+	BOOL lost = FALSE;
+	int n = WideCharToMultiByte(code_page, code_page == CP_UTF8 ? 0 : WC_NO_BEST_FIT_CHARS, out->text, (int)out->used,
+				    NULL, 0, NULL, code_page == CP_UTF8 ? NULL : &lost);
+	char *bytes = n > 0 ? malloc((size_t)n) : NULL;
+	if (n <= 0 || lost || !bytes) {
+		free(bytes);
+		say("--print-env=%ls: a value has a character that code page %u lacks (use --print-env=json or github)",
+		    format_names[format], code_page);
+		return false;
+	}
+	WideCharToMultiByte(code_page, code_page == CP_UTF8 ? 0 : WC_NO_BEST_FIT_CHARS, out->text, (int)out->used, bytes, n,
+			    NULL, NULL);
+	bool ok = WriteFile(handle, bytes, (DWORD)n, &written, NULL) && written == (DWORD)n;
+	free(bytes);
+	return ok;
+}
+
+static int print_environment(enum format format)
+{
+	static wchar_t values[SETTING_COUNT][VALUE_MAX];
+	bool set[SETTING_COUNT];
+	for (size_t i = 0; i < SETTING_COUNT; i++) {
+		set[i] = get_variable(setting_names[i], values[i]);
+		if (set[i] && !check_inherited(setting_names[i], values[i]))
+			return EXIT_USAGE;
+		if (set[i] && !format_can_hold(format, values[i])) {
+			say("%ls: '%s' cannot be written as a %ls line (use --print-env=json)", setting_names[i], text(values[i]),
+			    format_names[format]);
+			return EXIT_USAGE;
+		}
+	}
+	DWORD mode;
+	struct output out = { .console = GetConsoleMode(GetStdHandle(STD_OUTPUT_HANDLE), &mode),
+			      .code_page = GetConsoleOutputCP() ? GetConsoleOutputCP() : GetOEMCP(),
+			      .size = SETTING_COUNT * (VALUE_MAX * 6 + 64) };
+	out.text = malloc(out.size * sizeof(wchar_t));
+	bool ok = out.text != NULL, first = true;
+	if (ok && format == FORMAT_JSON)
+		ok = append(&out, L"{");
+	for (size_t i = 0; ok && i < SETTING_COUNT; i++) {
+		if (!set[i])
+			continue;
+		const wchar_t *name = setting_names[i], *value = values[i];
+		switch (format) {
+		/* @: a batch file that sets them does not echo them. */
+		case FORMAT_CMD: ok = append(&out, L"@set \"%ls=%ls\"\r\n", name, value); break;
+		case FORMAT_POWERSHELL:
+			ok = append(&out, L"$env:%ls = ", name) && append_powershell_quoted(&out, value) && append(&out, L"\r\n");
+			break;
+		case FORMAT_GITHUB: ok = append(&out, L"%ls=%ls\n", name, value); break;
+		case FORMAT_JSON:
+			ok = append(&out, first ? L"\"%ls\": " : L", \"%ls\": ", name) && append_json_string(&out, value);
+			break;
+		}
+		first = false;
+	}
+	if (ok && format == FORMAT_JSON)
+		ok = append(&out, L"}\n");
+	if (!ok) {
+		free(out.text);
+		say("--print-env: out of memory");
+		return EXIT_CANNOT_RUN;
+	}
+	int status = write_output(&out, format) ? 0 : EXIT_USAGE;
+	free(out.text);
+	return status;
+}
+
+/* ---- Running the program --------------------------------------------------------------------------- */
 
 /* The command line CreateProcess passes on, quoted so that the program's CommandLineToArgvW (or
    C runtime) splits it back into exactly args: backslashes double only before a quote. */
@@ -129,137 +444,84 @@ static wchar_t *command_line(wchar_t **args, int count)
 	return line;
 }
 
-/* nvinterpose.dll beside this program, or the one --library names, as a full path. */
+/* nvinterpose.dll beside this program, or the one --library names (already absolute). */
 static bool find_library(const wchar_t *given, wchar_t *library)
 {
-	wchar_t path[WIDE_PATH_MAX];
 	if (given) {
-		if (!GetFullPathNameW(given, WIDE_PATH_MAX, library, NULL)) {
-			say("--library: %s: %s", text(given, 0), error_text(GetLastError()));
-			return false;
-		}
+		wcscpy(library, given);
 	} else {
-		DWORD n = GetModuleFileNameW(NULL, path, WIDE_PATH_MAX);
-		wchar_t *slash = n && n < WIDE_PATH_MAX ? wcsrchr(path, L'\\') : NULL;
+		DWORD n = GetModuleFileNameW(NULL, library, WIDE_PATH_MAX);
+		wchar_t *slash = n && n < WIDE_PATH_MAX - 16 ? wcsrchr(library, L'\\') : NULL;
 		if (!slash) {
-			say("cannot tell where nvinterpose-run.exe lies (use --library)");
+			say("nvinterpose.dll: cannot tell where nvinterpose-run.exe lies (use --library)");
 			return false;
 		}
 		wcscpy(slash + 1, L"nvinterpose.dll");
-		wcscpy(library, path);
 	}
 	DWORD attributes = GetFileAttributesW(library);
 	if (attributes == INVALID_FILE_ATTRIBUTES || (attributes & FILE_ATTRIBUTE_DIRECTORY)) {
 		if (given)
-			say("--library: no such file: %s", text(library, 0));
+			say("--library: no such file: %s", text(library));
 		else
-			say("nvinterpose.dll not found beside nvinterpose-run.exe (%s); use --library", text(library, 0));
+			say("nvinterpose.dll: not found beside nvinterpose-run.exe (%s); use --library", text(library));
 		return false;
 	}
 	if (!pe_file_is_loadable_dll(library)) {
-		say("%s is not a DLL for this machine's 64-bit programs", text(library, 0));
+		say("%s: is not a DLL for %s programs", text(library), pe_machine_name(pe_this_machine()));
 		return false;
 	}
 	return true;
 }
 
-static void set_variable(const wchar_t *name, const wchar_t *value) { SetEnvironmentVariableW(name, value); }
-
-int wmain(int argc, wchar_t **argv);
-int wmain(int argc, wchar_t **argv)
+/* What the NT status a program exited with says, when it is one of a start that failed in the
+   loader: with an injected import that may be the runtime's doing. */
+static const char *start_failure(DWORD code)
 {
-	static const wchar_t *const policies[] = { L"fallback", L"coherent", L"off", NULL };
-	static const wchar_t *const levels[] = { L"error", L"warn", L"info", L"debug", NULL };
-	const wchar_t *library_option = NULL;
-	int i = 1;
-	for (; i < argc; i++) {
-		const wchar_t *option = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
-		bool takes_value = wcscmp(option, L"--policy") == 0 || wcscmp(option, L"--log") == 0 ||
-				   wcscmp(option, L"--log-file") == 0 || wcscmp(option, L"--path") == 0 ||
-				   wcscmp(option, L"--library") == 0;
-		if (takes_value && !value) {
-			say("%s needs a value (see --help)", text(option, 0));
-			return EXIT_USAGE;
-		}
-		if (wcscmp(option, L"--") == 0) {
-			i++;
-			break;
-		} else if (wcscmp(option, L"-h") == 0 || wcscmp(option, L"--help") == 0) {
-			usage();
-			return 0;
-		} else if (wcscmp(option, L"--version") == 0) {
-			printf("nvinterpose-run %s\n", NVI_VERSION);
-			return 0;
-		} else if (wcscmp(option, L"--policy") == 0) {
-			if (!one_of(value, policies)) {
-				say("--policy: '%s' is not one of fallback, coherent, off", text(value, 0));
-				return EXIT_USAGE;
-			}
-			set_variable(L"NVINTERPOSE_POLICY", value);
-		} else if (wcscmp(option, L"--log") == 0) {
-			if (!one_of(value, levels)) {
-				say("--log: '%s' is not one of error, warn, info, debug", text(value, 0));
-				return EXIT_USAGE;
-			}
-			set_variable(L"NVINTERPOSE_LOG", value);
-		} else if (wcscmp(option, L"--log-file") == 0) {
-			set_variable(L"NVINTERPOSE_LOG_FILE", value);
-		} else if (wcscmp(option, L"--path") == 0) {
-			set_variable(L"NVINTERPOSE_PATH", value);
-		} else if (wcscmp(option, L"--library") == 0) {
-			library_option = value;
-		} else if (wcscmp(option, L"--no-add-dll-directory") == 0) {
-			set_variable(L"NVINTERPOSE_ADD_DLL_DIRECTORY", L"0");
-			continue;
-		} else if (wcscmp(option, L"--no-children") == 0) {
-			set_variable(L"NVINTERPOSE_CHILDREN", L"0");
-			continue;
-		} else if (option[0] == L'-' && option[1]) {
-			say("unknown option '%s' (see --help)", text(option, 0));
-			return EXIT_USAGE;
-		} else {
-			break;
-		}
-		i++; /* the option's value */
+	switch (code) {
+	case 0xC0000135: return "a DLL it imports was not found";
+	case 0xC0000139: return "an entry point it imports was not found";
+	case 0xC0000142: return "a DLL's initialization failed";
+	case 0xC000007B: return "an image is not valid for this machine";
+	default: return NULL;
 	}
-	if (i >= argc) {
-		say("no program given (see --help)");
-		return EXIT_USAGE;
-	}
+}
 
-	wchar_t library[WIDE_PATH_MAX];
-	if (!find_library(library_option, library))
-		return EXIT_USAGE;
-	wchar_t *line = command_line(argv + i, argc - i);
+static int run(wchar_t **args, int count, const wchar_t *library, bool warnings)
+{
+	const char *program = text(args[0]);
+	wchar_t *line = command_line(args, count);
 	if (!line) {
-		say("out of memory");
+		say("%s: out of memory", program);
 		return EXIT_CANNOT_RUN;
 	}
 	STARTUPINFOW startup = { .cb = sizeof(startup) };
 	PROCESS_INFORMATION process;
-	if (!CreateProcessW(NULL, line, NULL, NULL, TRUE, CREATE_SUSPENDED, NULL, NULL, &startup, &process)) {
-		DWORD error = GetLastError();
+	BOOL started = CreateProcessW(NULL, line, NULL, NULL, TRUE, CREATE_SUSPENDED, NULL, NULL, &startup, &process);
+	DWORD error = GetLastError();
+	free(line);
+	if (!started) {
 		if (error == ERROR_FILE_NOT_FOUND || error == ERROR_PATH_NOT_FOUND) {
-			say("%s: program not found", text(argv[i], 0));
+			say("%s: program not found", program);
 			return EXIT_NOT_FOUND;
 		}
-		say("cannot start %s: %s", text(argv[i], 0), error_text(error));
+		say("%s: cannot be started: %s", program, error_text(error));
 		return EXIT_CANNOT_RUN;
 	}
-	free(line);
 
-	DWORD result = inject_library(process.hProcess, library, INJECT_TIMEOUT_MS);
-	if (result != 0) {
-		if (result == ERROR_NOT_SUPPORTED)
-			say("%s is not a 64-bit program: %s cannot be loaded into it", text(argv[i], 0), text(library, 1));
-		else if (result == ERROR_MOD_NOT_FOUND)
-			say("%s could not be loaded into %s (run with NVINTERPOSE_LOG=debug, or check what the DLL needs)",
-			    text(library, 1), text(argv[i], 0));
-		else
-			say("%s could not be loaded into %s: %s", text(library, 0), text(argv[i], 1), error_text(result));
+	struct inject_report report;
+	inject_into_child(process.hProcess, library, NULL, INJECT_TIMEOUT_MS, &report);
+	if (report.way == INJECT_NONE) {
+		/* Asked for the runtime, the program does not run without it. */
+		say("%s: cannot take %s: %s", program, text(library), report.why);
 		TerminateProcess(process.hProcess, EXIT_CANNOT_RUN);
+		CloseHandle(process.hThread);
+		CloseHandle(process.hProcess);
 		return EXIT_CANNOT_RUN;
 	}
+	if (report.way == INJECT_REMOTE_THREAD && warnings)
+		say("%s: nvinterpose.dll was loaded by a thread of its own, which also ran the program's DLL initialization "
+		    "(its import table was not used: %s)",
+		    program, report.why);
 
 	/* Ctrl+C reaches the program, which decides; the launcher waits for it either way. */
 	SetConsoleCtrlHandler(NULL, TRUE);
@@ -269,5 +531,143 @@ int wmain(int argc, wchar_t **argv)
 	DWORD code = EXIT_CANNOT_RUN;
 	GetExitCodeProcess(process.hProcess, &code);
 	CloseHandle(process.hProcess);
+	const char *failure = report.way == INJECT_IMPORT_TABLE ? start_failure(code) : NULL;
+	if (failure)
+		say("%s: did not start (status 0x%08lx: %s; run it without the launcher to see whether nvinterpose.dll is the cause)",
+		    program, code, failure);
 	return (int)code;
+}
+
+int wmain(int argc, wchar_t **argv);
+int wmain(int argc, wchar_t **argv)
+{
+	static wchar_t path_list[VALUE_MAX], full[WIDE_PATH_MAX], library_option[WIDE_PATH_MAX];
+	bool has_library = false, print_env = false, format_given = false;
+	enum format format = FORMAT_CMD;
+	int i = 1;
+	for (; i < argc; i++) {
+		const wchar_t *argument = argv[i];
+		if (wcscmp(argument, L"--") == 0) {
+			i++;
+			break;
+		}
+		if (wcscmp(argument, L"-h") == 0) {
+			usage();
+			return 0;
+		}
+		if (wcscmp(argument, L"-V") == 0) {
+			printf("nvinterpose-run %s\n", NVI_VERSION);
+			return 0;
+		}
+		if (argument[0] != L'-' || !argument[1])
+			break; /* the program */
+		if (argument[1] != L'-') {
+			say("%s: unknown option (see --help)", text(argument));
+			return EXIT_USAGE;
+		}
+		const wchar_t *name = argument + 2, *equals = wcschr(name, L'=');
+		size_t length = equals ? (size_t)(equals - name) : wcslen(name);
+		int id = find_option(name, length);
+		if (id == -1) {
+			say("--%.*ls: unknown option (see --help)", (int)length, name);
+			return EXIT_USAGE;
+		}
+		if (id == -2) {
+			say("--%.*ls: ambiguous option (see --help)", (int)length, name);
+			return EXIT_USAGE;
+		}
+		const wchar_t *option = options[id].name, *value = equals ? equals + 1 : NULL;
+		if (options[id].takes == NO_VALUE && value) {
+			say("--%ls: takes no value", option);
+			return EXIT_USAGE;
+		}
+		if (options[id].takes == VALUE && !value) {
+			if (i + 1 >= argc) {
+				say("--%ls: needs a value (see --help)", option);
+				return EXIT_USAGE;
+			}
+			value = argv[++i];
+		}
+		switch ((enum option_id)id) {
+		case OPTION_HELP: usage(); return 0;
+		case OPTION_VERSION: printf("nvinterpose-run %s\n", NVI_VERSION); return 0;
+		case OPTION_POLICY:
+		case OPTION_LOG:
+			if (!valid_name(value, id == OPTION_POLICY)) {
+				say("--%ls: '%s' is not one of %s", option, text(value),
+				    id == OPTION_POLICY ? "fallback, coherent, off" : "error, warn, info, debug");
+				return EXIT_USAGE;
+			}
+			if (!set_variable(id == OPTION_POLICY ? L"NVINTERPOSE_POLICY" : L"NVINTERPOSE_LOG", value))
+				return EXIT_USAGE;
+			break;
+		case OPTION_LOG_FILE:
+			if (!value[0] || !absolute(option, value, full, WIDE_PATH_MAX) || !set_variable(L"NVINTERPOSE_LOG_FILE", full)) {
+				if (!value[0])
+					say("--%ls: needs a file", option);
+				return EXIT_USAGE;
+			}
+			break;
+		case OPTION_PATH:
+			if (!absolute_list(value, path_list) || !set_variable(L"NVINTERPOSE_PATH", path_list))
+				return EXIT_USAGE;
+			break;
+		case OPTION_LIBRARY:
+			if (!value[0] || !absolute(option, value, library_option, WIDE_PATH_MAX)) {
+				if (!value[0])
+					say("--%ls: needs a file", option);
+				return EXIT_USAGE;
+			}
+			has_library = true;
+			break;
+		case OPTION_NO_ADD_DLL_DIRECTORY:
+			if (!set_variable(L"NVINTERPOSE_ADD_DLL_DIRECTORY", L"0"))
+				return EXIT_USAGE;
+			break;
+		case OPTION_NO_CHILDREN:
+			if (!set_variable(L"NVINTERPOSE_CHILDREN", L"0"))
+				return EXIT_USAGE;
+			break;
+		case OPTION_PRINT_ENV:
+		case OPTION_FORMAT:
+			if (id == OPTION_PRINT_ENV)
+				print_env = true;
+			else
+				format_given = true;
+			if (!value)
+				break;
+			size_t f = 0;
+			while (f < 4 && _wcsicmp(value, format_names[f]) != 0)
+				f++;
+			if (f == 4) {
+				say("--%ls: '%s' is not one of cmd, powershell, github, json", option, text(value));
+				return EXIT_USAGE;
+			}
+			format = (enum format)f;
+			break;
+		}
+	}
+	if (format_given && !print_env) {
+		say("--format: goes with --print-env (see --help)");
+		return EXIT_USAGE;
+	}
+	if (print_env) {
+		if (i < argc) {
+			say("--print-env: takes no program ('%s' given)", text(argv[i]));
+			return EXIT_USAGE;
+		}
+		return print_environment(format);
+	}
+	if (i >= argc) {
+		say("PROGRAM: no program given (see --help)");
+		return EXIT_USAGE;
+	}
+	wchar_t library[WIDE_PATH_MAX], level[16];
+	if (!find_library(has_library ? library_option : NULL, library))
+		return EXIT_USAGE;
+	enum log_level log_level = LOG_ERROR;
+	char level_utf8[16];
+	if (get_variable(L"NVINTERPOSE_LOG", level) && wcslen(level) < 16 && utf8_from_utf16(level, level_utf8, sizeof(level_utf8)))
+		config_parse_log_level(level_utf8, &log_level);
+	return run(argv + i, argc - i, library, log_level >= LOG_WARN);
 }

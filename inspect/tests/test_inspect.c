@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "common.h"
 #include "elf_corpus.h"
+#include "standins.h"
 
 #include "elf/elf_reader.h"
 
@@ -19,6 +20,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- helpers ---------------------------------------------------------------------------------- */
@@ -494,12 +496,16 @@ START_TEST(test_json_is_one_document_with_every_dependency_an_object)
 	ck_assert_msg(test_json_document(document), "not one JSON document:\n%s", document);
 	ck_assert_int_eq(test_count(document, "{\"file\":"), 3);
 	ck_assert_msg(test_contains(document, "{\"name\":\"libleaf.so.1\",\"path\":\""), "%s", document);
-	ck_assert_msg(test_contains(document, "{\"name\":\"libgone.so.1\",\"path\":null,\"how\":\"not_found\",\"family\":null,\"looked\":["), "%s", document);
-	ck_assert_msg(test_contains(document, "\"family\":null,\"needed\":["), "%s", document);
+	ck_assert_msg(test_contains(document, "{\"name\":\"libgone.so.1\",\"path\":null,\"how\":\"not_found\",\"family\":null,\"object\":null,\"looked\":["),
+		      "%s", document);
 	ck_assert_msg(test_contains(document, "\"error\":\""), "%s", document);
 	ck_assert_msg(test_contains(document, "\"status\":2}"), "%s", document);
-	/* every dependency, like every file, has its own "needed" */
-	ck_assert_uint_eq(test_count(document, "{\"name\":") + test_count(document, "{\"file\":"), test_count(document, "\"needed\":["));
+	/* Flat: each file's objects in one list, each with its id, its DT_NEEDED entries and its run-time
+	   ones; an entry names its object by id, and no entry holds another. */
+	ck_assert_msg(test_contains(document, "\"root\":0,\"objects\":[{\"id\":0,"), "%s", document);
+	ck_assert_uint_eq(test_count(document, "{\"id\":"), test_count(document, "\"needed\":["));
+	ck_assert_uint_eq(test_count(document, "{\"id\":"), test_count(document, "\"runtime\":["));
+	ck_assert_uint_eq(test_count(document, "{\"name\":"), test_count(document, "\"object\":"));
 }
 END_TEST
 
@@ -563,7 +569,7 @@ START_TEST(test_exit_status)
 		{ "--version", 0, "nvinterpose-inspect 0." },
 		{ "--families", 0, "nvJitLink" },
 		{ "--families --json", 0, "{\"family\":\"cusparse\",\"linux_stem\":\"libcusparse\"" },
-		{ "/bin/sh", 0, "libc.so.6 => " },
+		{ "--all /bin/sh", 0, "libc.so.6 => " },
 	};
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		struct test_run run = inspect(env, "%s", rows[i].args);
@@ -731,10 +737,9 @@ START_TEST(test_what_if_the_runtime_supplies_the_wheel_sibling)
 		      "%d: %s", run.status, run.output);
 	run = inspect(env, "--json --policy fallback --origin '%s' '%s'", w.cusparse_folder, w.cusparse);
 	ck_assert_msg(run.status == 0, "%d: %s", run.status, run.output);
-	ck_assert_msg(test_contains(run.output, test_format("{\"name\":\"libnvJitLink.so.77\",\"path\":\"%s\",\"how\":\"wheel_sibling\",\"family\":\"nvJitLink\",\"runtime\":{\"action\":\"preload\",\"instead_of\":null}",
+	ck_assert_msg(test_contains(run.output, test_format("{\"name\":\"libnvJitLink.so.77\",\"path\":\"%s\",\"how\":\"wheel_sibling\",\"family\":\"nvJitLink\",\"object\":2,\"action\":\"preload\",\"instead_of\":null}",
 							 w.nvjitlink)), "%s", run.output);
-	ck_assert_msg(test_contains(run.output, test_format("\"runtime\":[{\"name\":\"libnvJitLink.so.77\",\"needed_by\":\"%s\",\"action\":\"preload\"", w.cusparse)),
-		      "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "\"actions\":[{\"name\":\"libnvJitLink.so.77\",\"needed_by\":0,\"action\":\"preload\""), "%s", run.output);
 	ck_assert_msg(test_contains(run.output, "\"what_if\":{\"policy\":\"fallback\",\"origins\":["), "%s", run.output);
 	/* A registered origin elsewhere serves too; the text says what the runtime would do. */
 	const char *elsewhere = test_mkdirs(test_format("%s/elsewhere", w.root));
@@ -766,7 +771,7 @@ START_TEST(test_mixed_origins_get_a_warning_and_coherent_fixes_them)
 							 w.cusparse, w.system_nvjitlink, w.nvjitlink)), "%s", run.output);
 	run = inspect(env, "--json --policy coherent '%s'", w.cusparse);
 	ck_assert_msg(run.status == 0, "%d: %s", run.status, run.output);
-	ck_assert_msg(test_contains(run.output, test_format("{\"name\":\"libnvJitLink.so.77\",\"path\":\"%s\",\"how\":\"wheel_sibling\",\"family\":\"nvJitLink\",\"runtime\":{\"action\":\"coherent\",\"instead_of\":\"%s\"}",
+	ck_assert_msg(test_contains(run.output, test_format("{\"name\":\"libnvJitLink.so.77\",\"path\":\"%s\",\"how\":\"wheel_sibling\",\"family\":\"nvJitLink\",\"object\":2,\"action\":\"coherent\",\"instead_of\":\"%s\"}",
 							 w.nvjitlink, w.system_nvjitlink)), "%s", run.output);
 	ck_assert_msg(!test_contains(run.output, "mixed origins"), "%s", run.output);
 	/* fallback keeps the loader's choice, and the warning. */
@@ -776,32 +781,673 @@ START_TEST(test_mixed_origins_get_a_warning_and_coherent_fixes_them)
 }
 END_TEST
 
-START_TEST(test_what_if_reads_the_origins_of_a_running_process)
+/* A child that loads each of paths by path, in order, and waits to be killed; returns once it has
+   loaded them all. */
+static pid_t start_loading_process(const char *folder, const char *const *paths, size_t count)
 {
-	/* A process that has the wheel's nvJitLink mapped (loaded by path), waiting: its folder is an
-	   origin, and its nvJitLink counts as loaded. */
-	struct wheel w = make_wheel(false);
-	char *ready = test_format("%s/ready", w.root);
+	char *ready = test_format("%s/ready", folder);
 	pid_t pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
-		void *handle = dlopen(w.nvjitlink, RTLD_NOW);
-		if (handle)
+		bool loaded = true;
+		for (size_t i = 0; i < count; i++)
+			loaded = loaded && dlopen(paths[i], RTLD_NOW);
+		if (loaded)
 			test_write_file(ready, "");
 		pause();
 		_exit(0);
 	}
 	for (int i = 0; i < 3000 && access(ready, F_OK) != 0; i++)
 		usleep(10000);
+	if (access(ready, F_OK) != 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		ck_abort_msg("the loading process did not start");
+	}
+	unlink(ready);
+	return pid;
+}
+
+START_TEST(test_what_if_reads_the_origins_of_a_running_process)
+{
+	/* A process that has the wheel's nvJitLink mapped (loaded by path), waiting: its folder is an
+	   origin, and its nvJitLink counts as loaded. */
+	struct wheel w = make_wheel(false);
+	const char *paths[] = { w.nvjitlink };
+	pid_t pid = start_loading_process(w.root, paths, 1);
 	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", "NVINTERPOSE_PATH=", NULL };
 	struct test_run run = inspect(env, "--json --pid %d '%s'", (int)pid, w.cusparse);
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
-	ck_assert_msg(access(ready, F_OK) == 0, "the probe did not start");
 	ck_assert_msg(run.status == 0, "%d: %s", run.status, run.output);
 	ck_assert_msg(test_contains(run.output, test_format("{\"name\":\"libnvJitLink.so.77\",\"path\":\"%s\",\"how\":\"already_loaded\"", w.nvjitlink)),
 		      "%s", run.output);
 	ck_assert_msg(test_contains(run.output, test_format("\"pid\":%d", (int)pid)), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_what_if_takes_a_processs_origins_in_the_order_it_loaded_them)
+{
+	/* Loaded in the order z, a, m: later mappings sit lower in the address space, so the order of
+	   /proc/PID/maps is not the order of loading. */
+	char *root = test_tmpdir();
+	const char *folders[] = { "z", "a", "m" }, *names[] = { "libnvJitLink.so.77", "libcufft.so.77", "libcurand.so.77" };
+	char *paths[3];
+	for (int i = 0; i < 3; i++) {
+		paths[i] = test_format("%s/%s", test_mkdirs(test_format("%s/%s", root, folders[i])), names[i]);
+		test_build_library("value.c", paths[i], names[i], test_format("-DVALUE_SYMBOL=value_%d", i));
+	}
+	pid_t pid = start_loading_process(root, (const char *const *)paths, 3);
+	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", "NVINTERPOSE_PATH=", NULL };
+	struct test_run run = inspect(env, "--json --pid=%d /bin/true", (int)pid);
+	struct test_run text = inspect(env, "--pid=%d /bin/true", (int)pid);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	ck_assert_msg(test_contains(run.output, test_format("\"origins\":[\"%s/z\",\"%s/a\",\"%s/m\"]", root, root, root)) &&
+		      test_contains(run.output, "\"origin_order\":\"load\",\"origin_order_problem\":null"), "%.3000s", run.output);
+	ck_assert_msg(test_contains(text.output, test_format("origins %s/z, %s/a, %s/m (from process %d, in the order it loaded them)", root, root, root, (int)pid)),
+		      "%.3000s", text.output);
+}
+END_TEST
+
+static bool have_python3(void)
+{
+	const char *which[] = { "/bin/sh", "-c", "command -v python3", NULL };
+	return test_run(which, NULL, 30).status == 0;
+}
+
+/* ---- run-time dependents ------------------------------------------------------------------------ */
+
+/* An NVRTC-like libnvrtc.so.77 (no RUNPATH) in the CUDA 13 wheel layout, site-packages/nvidia/cu13/lib,
+   that asks for libnvrtc-builtins.so.77.0 by bare name when it compiles. No real package ships
+   those names, so no ld.so.cache can answer. */
+struct cu13_wheel {
+	char *root, *lib, *nvrtc;
+};
+
+static struct cu13_wheel make_cu13_wheel(void)
+{
+	struct cu13_wheel w;
+	w.root = test_tmpdir();
+	w.lib = test_format("%s/site-packages/nvidia/cu13/lib", w.root);
+	test_mkdirs(w.lib);
+	w.nvrtc = test_format("%s/libnvrtc.so.77", w.lib);
+	test_build_library("nvrtc_like.c", w.nvrtc, "libnvrtc.so.77", "-DBUILTINS='\"libnvrtc-builtins.so.77.0\"'");
+	return w;
+}
+
+static char *builtins_in(const char *folder, int value)
+{
+	char *path = test_format("%s/libnvrtc-builtins.so.77.0", test_mkdirs(folder));
+	test_build_library("value.c", path, "libnvrtc-builtins.so.77.0", test_format("-DVALUE=%d", value));
+	return path;
+}
+
+/* What the real loader does when the NVRTC-like library compiles (its dlopen of the builtins). */
+static struct test_run compile_with(const char *const *env, const char *nvrtc)
+{
+	return test_probe(env, test_format("call '%s' nvrtc_like_compile", nvrtc));
+}
+
+START_TEST(test_a_missing_required_run_time_dependent_is_a_miss)
+{
+	struct cu13_wheel w = make_cu13_wheel();
+	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", "NVINTERPOSE_PATH=", NULL };
+	/* Nowhere: named by its family's pattern, every folder its dlopen would search listed. */
+	struct test_run run = inspect(env, "--json '%s'", w.nvrtc);
+	ck_assert_msg(run.status == 1, "%d: %.3000s", run.status, run.output);
+	ck_assert_msg(test_contains(run.output, "\"runtime\":[{\"name\":\"libnvrtc-builtins.so*\",\"path\":null,\"how\":\"not_found\",\"family\":\"nvrtc-builtins\",\"object\":null,\"required\":true,\"looked\":["),
+		      "%.3000s", run.output);
+	ck_assert_msg(test_contains(run.output, "\"how\":\"default\",\"result\":\"no nvrtc-builtins file\""), "%.3000s", run.output);
+	ck_assert_msg(test_json_document(run.output), "%.3000s", run.output);
+	run = inspect(env, "'%s'", w.nvrtc);
+	ck_assert_msg(run.status == 1 && test_contains(run.output, "libnvrtc-builtins.so* not found (nvrtc-builtins; run time, required)") &&
+		      test_contains(run.output, "1 dependency not found"), "%d: %.3000s", run.status, run.output);
+	/* Beside NVRTC it is still not found: NVRTC has no RUNPATH, and its dlopen does not search its
+	   own folder. The real loader agrees: the compile fails. */
+	builtins_in(w.lib, 42);
+	run = inspect(env, "--json '%s'", w.nvrtc);
+	ck_assert_msg(run.status == 1, "%d: %.3000s", run.status, run.output);
+	ck_assert_msg(test_contains(run.output, "{\"name\":\"libnvrtc-builtins.so.77.0\",\"path\":null,\"how\":\"not_found\",\"family\":\"nvrtc-builtins\",\"object\":null,\"required\":true,\"looked\":["),
+		      "%.3000s", run.output);
+	struct test_run real = compile_with(env, w.nvrtc);
+	ck_assert_msg(test_contains(real.output, "failed to open libnvrtc-builtins.so.77.0"), "%s", real.output);
+	/* The what-if: the runtime supplies it from NVRTC's folder, and with the runtime the compile works. */
+	run = inspect(env, "--policy=fallback '%s'", w.nvrtc);
+	ck_assert_msg(run.status == 0, "%d: %.3000s", run.status, run.output);
+	ck_assert_msg(test_contains(run.output, test_format("libnvrtc-builtins.so.77.0 => %s/libnvrtc-builtins.so.77.0 [registered_origin] nvrtc-builtins (run time, required) <- the runtime loads it first",
+							 w.lib)), "%.3000s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("  supply %s/libnvrtc-builtins.so.77.0 (registered_origin) for %s's dlopen of libnvrtc-builtins.so.77.0",
+							 w.lib, w.nvrtc)), "%.3000s", run.output);
+	const char *preloaded[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", "NVINTERPOSE_PATH=", standin_preload(), NULL };
+	real = compile_with(preloaded, w.nvrtc);
+	ck_assert_msg(test_contains(real.output, "42"), "%s", real.output);
+}
+END_TEST
+
+START_TEST(test_a_run_time_dependent_found_elsewhere_is_a_mixed_origin)
+{
+	/* The builtins only in another installation on LD_LIBRARY_PATH: found there, as the real loader
+	   finds them, and named as a mix under the default policy too. */
+	struct cu13_wheel w = make_cu13_wheel();
+	char *other = builtins_in(test_format("%s/toolkit/lib64", w.root), 7);
+	builtins_in(w.lib, 42);
+	const char *env[] = { "LD_PRELOAD=", test_format("LD_LIBRARY_PATH=%s/toolkit/lib64", w.root), "NVINTERPOSE_PATH=", NULL };
+	struct test_run run = inspect(env, "--json '%s'", w.nvrtc);
+	ck_assert_msg(run.status == 0, "%d: %.3000s", run.status, run.output);
+	ck_assert_msg(test_contains(run.output, test_format("{\"name\":\"libnvrtc-builtins.so.77.0\",\"path\":\"%s\",\"how\":\"ld_library_path\",\"family\":\"nvrtc-builtins\",\"object\":",
+							 other)), "%.3000s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("{\"kind\":\"mixed-origin\",\"library\":\"%s\",\"dependency\":\"libnvrtc-builtins.so.77.0\",\"got\":\"%s\",\"own\":\"%s/libnvrtc-builtins.so.77.0\",\"how\":\"ld_library_path\",\"run_time\":true,\"text\":\"mixed origins: ",
+							 w.nvrtc, other, w.lib)), "%.3000s", run.output);
+	struct test_run real = compile_with(env, w.nvrtc);
+	ck_assert_msg(test_contains(real.output, "= 7") || test_contains(real.output, " 7\n"), "%s", real.output);
+	run = inspect(env, "'%s'", w.nvrtc);
+	ck_assert_msg(test_contains(run.output, "warning: mixed origins: ") && test_contains(run.output, "at run time from") &&
+		      test_contains(run.output, "the runtime's default policy, fallback, keeps the loader's choice; the coherent policy would take it"),
+		      "%.3000s", run.output);
+	/* The coherent what-if takes the wheel's own copy. */
+	run = inspect(env, "--json --policy=coherent '%s'", w.nvrtc);
+	ck_assert_msg(test_contains(run.output, test_format("\"path\":\"%s/libnvrtc-builtins.so.77.0\",\"how\":\"registered_origin\",\"family\":\"nvrtc-builtins\",\"object\":", w.lib)) &&
+		      test_contains(run.output, test_format("\"action\":\"coherent\",\"instead_of\":\"%s\"", other)), "%.3000s", run.output);
+}
+END_TEST
+
+START_TEST(test_a_missing_optional_run_time_dependent_is_shown_and_not_a_miss)
+{
+	/* A cuDNN-like libcudnn.so.77 (RUNPATH $ORIGIN) whose graph library is beside it; the ops, cnn
+	   and adv libraries, which it loads only when they are used, are not. */
+	char *root = test_tmpdir();
+	char *lib = test_format("%s/site-packages/nvidia/cudnn/lib", root);
+	test_mkdirs(lib);
+	char *cudnn = test_format("%s/libcudnn.so.77", lib);
+	test_build_library("value.c", cudnn, "libcudnn.so.77", "-Wl,--enable-new-dtags,-rpath,'$ORIGIN'");
+	char *graph = test_format("%s/libcudnn_graph.so.77", lib);
+	test_build_library("value.c", graph, "libcudnn_graph.so.77", "");
+	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", "NVINTERPOSE_PATH=", NULL };
+	struct test_run run = inspect(env, "--json '%s'", cudnn);
+	ck_assert_msg(run.status == 0, "%d: %.3000s", run.status, run.output);
+	ck_assert_msg(test_contains(run.output, test_format("{\"name\":\"libcudnn_graph.so.77\",\"path\":\"%s\",\"how\":\"runpath\",\"family\":\"cudnn_graph\",\"object\":", graph)) &&
+		      test_contains(run.output, "\"required\":true}"), "%.3000s", run.output);
+	ck_assert_msg(test_contains(run.output, "{\"name\":\"libcudnn_ops.so*\",\"path\":null,\"how\":\"not_found\",\"family\":\"cudnn_ops\",\"object\":null,\"required\":false,"),
+		      "%.3000s", run.output);
+	/* (and the graph library's own optional ones, but NVRTC, which this host may hold) */
+	ck_assert_msg(test_contains(run.output, "\"missing\":0,\"optional_missing\":"), "%.3000s", run.output);
+	run = inspect(env, "'%s'", cudnn);
+	ck_assert_msg(run.status == 0 && test_contains(run.output, "libcudnn_adv.so* not found (cudnn_adv; run time, optional)") &&
+		      test_contains(run.output, "optional run-time dependents not found") && !test_contains(run.output, "dependency not found"),
+		      "%d: %.3000s", run.status, run.output);
+	/* The graph library is required. */
+	unlink(graph);
+	run = inspect(env, "'%s'", cudnn);
+	ck_assert_msg(run.status == 1 && test_contains(run.output, "libcudnn_graph.so* not found (cudnn_graph; run time, required)"), "%d: %s",
+		      run.status, run.output);
+}
+END_TEST
+
+/* ---- what the text shows ------------------------------------------------------------------------- */
+
+START_TEST(test_system_libraries_are_folded_unless_all)
+{
+	struct two_copies t = make_two_copies("--enable-new-dtags");
+	test_build_library("needer.c", t.file, "libroot.so", test_format("-Wl,--no-as-needed '%s' -Wl,--enable-new-dtags,-rpath,%s/a", t.in_a, t.root));
+	struct test_run run = inspect(t.env, "'%s'", t.file);
+	ck_assert_msg(run.status == 0, "%d: %.3000s", run.status, run.output);
+	ck_assert_msg(test_contains(run.output, "libleaf.so.1 => ") && !test_contains(run.output, "libc.so.6 => ") &&
+		      test_contains(run.output, "system libraries folded (") && test_contains(run.output, "libc.so.6") &&
+		      test_contains(run.output, "--all shows them"), "%.3000s", run.output);
+	run = inspect(t.env, "--all '%s'", t.file);
+	ck_assert_msg(run.status == 0 && test_contains(run.output, "libc.so.6 => ") && !test_contains(run.output, "folded"), "%.3000s", run.output);
+	/* JSON holds every object, each marked. */
+	run = inspect(t.env, "--json '%s'", t.file);
+	ck_assert_msg(test_contains(run.output, "\"soname\":\"libc.so.6\",\"family\":null,") && test_contains(run.output, "\"system\":true"),
+		      "%.3000s", run.output);
+	/* A missing system library is never folded. */
+	char *root = test_tmpdir();
+	char *file = test_format("%s/root.so", root);
+	test_build_library("value.c", file, "libroot.so", "-Wl,--no-as-needed -Wl,-z,nodefaultlib");
+	const char *env[] = { "LD_LIBRARY_PATH=", "LD_PRELOAD=", NULL };
+	run = inspect(env, "'%s'", file);
+	ck_assert_msg(run.status == 1 && test_contains(run.output, "libc.so.6 not found"), "%d: %.3000s", run.status, run.output);
+}
+END_TEST
+
+START_TEST(test_max_depth_limits_the_tree_shown_not_the_answer)
+{
+	/* root -> libmid.so.1 -> libleaf.so.1 (RPATH chain); libmid also needs a library that is gone. */
+	char *root = test_tmpdir();
+	char *leaf = leaf_in(test_format("%s/a", root), 1);
+	char *gone = test_format("%s/a/libgone.so.1", root);
+	test_build_library("value.c", gone, "libgone.so.1", "-DVALUE_SYMBOL=gone_value");
+	char *mid = test_format("%s/a/libmid.so.1", root);
+	test_build_library("needer.c", mid, "libmid.so.1", test_format("-Wl,--no-as-needed '%s' '%s'", leaf, gone));
+	char *file = test_format("%s/root.so", root);
+	test_build_library("needer.c", file, "libroot.so",
+			   test_format("-DNEEDED_SYMBOL=needer_value -DNEEDER_SYMBOL=root_value '%s' -Wl,--disable-new-dtags,-rpath,%s/a", mid, root));
+	unlink(gone);
+	const char *env[] = { "LD_LIBRARY_PATH=", "LD_PRELOAD=", NULL };
+	struct test_run run = inspect(env, "--max-depth=1 '%s'", file);
+	ck_assert_msg(run.status == 1, "%d: %.3000s", run.status, run.output);
+	ck_assert_msg(test_contains(run.output, "libmid.so.1 => ") && test_contains(run.output, "(2 more below --max-depth)") &&
+		      !test_contains(run.output, "libleaf.so.1 => "), "%.3000s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("below --max-depth 1: libgone.so.1 not found, needed by %s", mid)) &&
+		      test_contains(run.output, "1 dependency not found"), "%.3000s", run.output);
+	run = inspect(env, "--max-depth=2 '%s'", file);
+	ck_assert_msg(test_contains(run.output, "libleaf.so.1 => ") && !test_contains(run.output, "below --max-depth"), "%.3000s", run.output);
+}
+END_TEST
+
+START_TEST(test_usage_errors_have_one_shape)
+{
+	const char *env[] = { "LD_PRELOAD=", NULL };
+	struct { const char *args; const char *says; } rows[] = {
+		{ "--families extra", "unexpected argument 'extra': --families takes no FILE" },
+		{ "--scan /bin/sh", "unexpected argument '/bin/sh': --scan takes no FILE" },
+		{ "--families --dot", "--families writes text or --json, not --dot" },
+		{ "--families --policy=off", "--families takes only --json" },
+		{ "--python=python3 /bin/sh", "--python goes with --scan" },
+		{ "--max-depth=0 /bin/sh", "--max-depth '0': not a number of levels" },
+		{ "--max-depth=two /bin/sh", "--max-depth 'two': not a number of levels" },
+		{ "--max-objects=-1 /bin/sh", "--max-objects '-1': not a number of objects" },
+		{ "--json=yes /bin/sh", "option '--json' takes no value" },
+		{ "-x /bin/sh", "unknown option '-x'" },
+		{ "--bogus /bin/sh", "unknown option '--bogus'" },
+		{ "--cache", "option '--cache' needs a value" },
+		{ "--policy=Sometimes /bin/sh", "--policy 'Sometimes': not one of fallback, coherent, off" },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct test_run run = inspect(env, "%s", rows[i].args);
+		ck_assert_msg(run.status == 2, "'%s': status %d:\n%s", rows[i].args, run.status, run.output);
+		ck_assert_msg(strncmp(run.output, "nvinterpose-inspect: ", 21) == 0 && test_contains(run.output, rows[i].says) &&
+			      test_contains(run.output, "\nTry 'nvinterpose-inspect --help' for more information.\n") &&
+			      test_count(run.output, "\n") == 2, "'%s':\n%s", rows[i].args, run.output);
+	}
+	/* GNU rules: --opt=value and --opt value alike, options after the files, -- ends them, -V and -h. */
+	struct test_run run = inspect(env, "--all /bin/sh --policy=Coherent --max-depth 1");
+	ck_assert_msg(run.status == 0 && test_contains(run.output, "what-if, policy coherent"), "%d: %.3000s", run.status, run.output);
+	run = inspect(env, "-V");
+	ck_assert_msg(run.status == 0 && strncmp(run.output, "nvinterpose-inspect ", 20) == 0, "%.3000s", run.output);
+	run = inspect(env, "-h");
+	ck_assert_msg(run.status == 0 && test_contains(run.output, "Exit status: 0 ") && test_contains(run.output, " 3 when a tree was cut"),
+		      "%.3000s", run.output);
+	run = inspect(env, "-- --json");
+	ck_assert_msg(run.status == 2 && test_contains(run.output, "nvinterpose-inspect: --json: "), "%d: %.3000s", run.status, run.output);
+}
+END_TEST
+
+START_TEST(test_families_show_both_wheel_layouts)
+{
+	const char *env[] = { "LD_PRELOAD=", NULL };
+	struct test_run run = inspect(env, "--families");
+	ck_assert_int_eq(run.status, 0);
+	char *nvrtc = strstr(run.output, "\nnvrtc ");
+	ck_assert_ptr_nonnull(nvrtc);
+	*strchr(nvrtc + 1, '\n') = '\0';
+	ck_assert_msg(test_contains(nvrtc, "nvidia/cuda_nvrtc/lib") && test_contains(nvrtc, "nvidia/cu13/lib") &&
+		      test_contains(nvrtc, "loads nvrtc-builtins"), "%s", nvrtc);
+	run = inspect(env, "--families");
+	char *cudnn = strstr(run.output, "\ncudnn ");
+	*strchr(cudnn + 1, '\n') = '\0';
+	ck_assert_msg(test_count(cudnn, "nvidia/cudnn/lib") == 2 && test_contains(cudnn, "loads cudnn_graph, and when used cudnn_ops"),
+		      "%s", cudnn);
+	run = inspect(env, "--families --json");
+	ck_assert_msg(test_contains(run.output, "{\"family\":\"nvrtc\",\"linux_stem\":\"libnvrtc\",\"windows_prefix\":\"nvrtc64_\",\"wheel_folder\":\"nvidia/cuda_nvrtc/lib\",\"cu13_wheel_folder\":\"nvidia/cu13/lib\",\"needed\":\"\",\"runtime\":[{\"family\":\"nvrtc-builtins\",\"required\":true}]"),
+		      "%.3000s", run.output);
+	ck_assert_msg(test_contains(run.output, "\"family\":\"cusolverMg\"") &&
+		      test_contains(run.output, "\"cu13_wheel_folder\":\"nvidia/cu13/lib\",\"needed\":\"nvJitLink cublas cublasLt\""), "%.3000s", run.output);
+	ck_assert_msg(test_json_document(run.output), "%.3000s", run.output);
+}
+END_TEST
+
+START_TEST(test_a_cache_that_cannot_be_read_is_said_in_text_mode)
+{
+	struct two_copies t = make_two_copies("--enable-new-dtags");
+	struct test_run run = inspect(t.env, "--cache=/nonexistent/ld.so.cache '%s'", t.file);
+	ck_assert_msg(run.status == 0, "%d: %.3000s", run.status, run.output);
+	ck_assert_msg(test_contains(run.output, "nvinterpose-inspect: warning: --cache: /nonexistent/ld.so.cache: No such file or directory; the loader's cache step is left out"),
+		      "%.3000s", run.output);
+	run = inspect(t.env, "--cache=none '%s'", t.file);
+	ck_assert_msg(run.status == 0 && !test_contains(run.output, "warning"), "%.3000s", run.output);
+}
+END_TEST
+
+/* The fields of every part of the document are the README's, and every id names an object of the
+   same file: checked by Python's json over a run with a what-if, a miss, run-time entries and a
+   mixed origin. */
+static const char schema_check[] =
+	"import json, sys\n"
+	"d = json.load(sys.stdin)\n"
+	"def same(what, keys, expected):\n"
+	"    if set(keys) != set(expected):\n"
+	"        sys.exit('%s: %s, not %s' % (what, sorted(keys), sorted(expected)))\n"
+	"same('document', d, ['inspector', 'version', 'schema', 'loader', 'what_if', 'files', 'glibc_hwcaps', 'missing', 'cut', 'status'])\n"
+	"same('loader', d['loader'], ['interpreter', 'default_folders', 'ld_library_path', 'cache', 'cache_problem', 'lib', 'platform'])\n"
+	"same('what_if', d['what_if'], ['policy', 'origins', 'pid', 'origin_order', 'origin_order_problem', 'nvinterpose_path'])\n"
+	"entry_always = {'name', 'path', 'how', 'family', 'object'}\n"
+	"entry_maybe = {'required', 'hwcaps', 'error', 'looked', 'passed_over', 'action', 'instead_of', 'not_followed'}\n"
+	"kinds = set()\n"
+	"for f in d['files']:\n"
+	"    same('file', f, ['file', 'error', 'elf', 'family', 'origin', 'root', 'objects', 'missing', 'optional_missing', 'cut', 'actions', 'warnings', 'notes'])\n"
+	"    objects = f['objects']\n"
+	"    for i, o in enumerate(objects):\n"
+	"        same('object', o, ['id', 'path', 'soname', 'family', 'origin', 'kind', 'loaded_by', 'depth', 'system', 'needed', 'runtime'])\n"
+	"        assert o['id'] == i, o\n"
+	"        assert o['loaded_by'] is None or 0 <= o['loaded_by'] < len(objects), o\n"
+	"        kinds.add(o['kind'])\n"
+	"        for e in o['needed'] + o['runtime']:\n"
+	"            if not entry_always <= set(e) or not set(e) <= entry_always | entry_maybe:\n"
+	"                sys.exit('entry: %s' % sorted(e))\n"
+	"            assert ('required' in e) == (e in o['runtime']), e\n"
+	"            assert e['object'] is None or objects[e['object']]['path'] == e['path'], e\n"
+	"            assert (e['path'] is None) == (e['object'] is None and not e.get('not_followed')), e\n"
+	"    for a in f['actions']:\n"
+	"        same('action', a, ['name', 'needed_by', 'action', 'path', 'how', 'instead_of', 'run_time'])\n"
+	"        assert 0 <= a['needed_by'] < len(objects), a\n"
+	"    for w in f['warnings']:\n"
+	"        same('warning', w, ['kind', 'library', 'dependency', 'got', 'own', 'how', 'run_time', 'text'])\n"
+	"        kinds.add('warning ' + w['kind'])\n"
+	"print(' '.join(sorted(kinds)))\n";
+
+START_TEST(test_json_fields_are_the_documented_ones)
+{
+	if (!have_python3())
+		return; /* Debian's python3 reads the document */
+	struct cu13_wheel w = make_cu13_wheel();
+	char *other = builtins_in(test_format("%s/toolkit/lib64", w.root), 7);
+	builtins_in(w.lib, 42);
+	struct wheel cusparse = make_wheel(false);
+	char *gone = test_format("%s/libgone.so.1", w.root);
+	test_build_library("value.c", gone, "libgone.so.1", "");
+	char *missing = test_format("%s/needs-gone.so", w.root);
+	test_build_library("needer.c", missing, "libneedsgone.so", test_format("'%s'", gone));
+	unlink(gone);
+	char *script = test_format("%s/check.py", w.root);
+	test_write_file(script, schema_check);
+	char *command = test_format("'%s' --json --policy=fallback --origin='%s' '%s' '%s' '%s' | python3 '%s'", test_setting("NVI_INSPECT"),
+				    cusparse.cusparse_folder, w.nvrtc, cusparse.cusparse, missing, script);
+	const char *argv[] = { "/bin/sh", "-c", command, NULL };
+	const char *env[] = { "LD_PRELOAD=", test_format("LD_LIBRARY_PATH=%s", test_format("%s/toolkit/lib64", w.root)), "NVINTERPOSE_PATH=", NULL };
+	struct test_run run = test_run(argv, env, 60);
+	ck_assert_msg(run.status == 0, "%d: %.3000s", run.status, run.output);
+	/* and the run held every kind worth checking */
+	ck_assert_msg(test_contains(run.output, "interpreter needed root run_time") && test_contains(run.output, "warning mixed-origin"), "%s (%s)", run.output,
+		      other);
+}
+END_TEST
+
+/* ---- the environment scan ----------------------------------------------------------------------- */
+
+/* Two installations of stand-ins (names no real package ships): a CUDA 13 wheel layout in
+   ROOT/venv/site-packages/nvidia/cu13/lib (NVRTC-like libnvrtc.so.77 without its builtins, a
+   cusparse-like libcusparse.so.77 with RUNPATH $ORIGIN, libnvJitLink.so.77; a RECORD naming NVRTC's
+   wheel version) and a toolkit in ROOT/toolkit/lib64 (the builtins, another nvJitLink, NVRTC as
+   libnvrtc.so.77.0.5 with its SONAME link). */
+struct environment {
+	char *root, *venv, *wheel, *toolkit;
+};
+
+static struct environment make_environment(void)
+{
+	struct environment e;
+	e.root = test_tmpdir();
+	e.venv = test_format("%s/venv/site-packages", e.root);
+	e.wheel = test_format("%s/nvidia/cu13/lib", e.venv);
+	e.toolkit = test_format("%s/toolkit/lib64", e.root);
+	test_mkdirs(e.wheel);
+	test_mkdirs(e.toolkit);
+	test_build_library("nvrtc_like.c", test_format("%s/libnvrtc.so.77", e.wheel), "libnvrtc.so.77", "-DBUILTINS='\"libnvrtc-builtins.so.77.0\"'");
+	test_build_library("value.c", test_format("%s/libnvJitLink.so.77", e.wheel), "libnvJitLink.so.77", "-DVALUE_SYMBOL=nvjitlink_value");
+	test_build_library("needer.c", test_format("%s/libcusparse.so.77", e.wheel), "libcusparse.so.77",
+			   test_format("-DNEEDED_SYMBOL=nvjitlink_value '%s/libnvJitLink.so.77' -Wl,--enable-new-dtags,-rpath,'$ORIGIN'", e.wheel));
+	test_mkdirs(test_format("%s/nvidia_cuda_nvrtc-77.0.1.dist-info", e.venv));
+	test_write_file(test_format("%s/nvidia_cuda_nvrtc-77.0.1.dist-info/RECORD", e.venv),
+			"nvidia/cu13/lib/libnvrtc.so.77,sha256=x,1\nnvidia_cuda_nvrtc-77.0.1.dist-info/RECORD,,\n");
+	builtins_in(e.toolkit, 13);
+	test_build_library("value.c", test_format("%s/libnvJitLink.so.77", e.toolkit), "libnvJitLink.so.77", "-DVALUE_SYMBOL=nvjitlink_value -DVALUE=2");
+	test_build_library("nvrtc_like.c", test_format("%s/libnvrtc.so.77.0.5", e.toolkit), "libnvrtc.so.77", "-DBUILTINS='\"libnvrtc-builtins.so.77.0\"'");
+	ck_assert_int_eq(symlink("libnvrtc.so.77.0.5", test_format("%s/libnvrtc.so.77", e.toolkit)), 0);
+	return e;
+}
+
+START_TEST(test_scan_groups_every_copy_and_names_the_mixes)
+{
+	if (!have_python3())
+		return; /* the site-packages come from a python: Debian's python3 */
+	struct environment e = make_environment();
+	const char *env[] = { "LD_PRELOAD=", test_format("LD_LIBRARY_PATH=%s", e.toolkit), test_format("PYTHONPATH=%s", e.venv),
+			      test_format("CUDA_HOME=%s/toolkit", e.root), "CUDA_PATH=", "CONDA_PREFIX=", "NVINTERPOSE_PATH=", NULL };
+	struct test_run run = inspect(env, "--scan --json --cache=none");
+	ck_assert_msg(run.status == 1, "%d: %.4000s", run.status, run.output);
+	ck_assert_msg(test_json_document(run.output), "%.4000s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("{\"kind\":\"site-packages\",\"folder\":\"%s\",\"note\":null,\"copies\":3}", e.venv)) &&
+		      test_contains(run.output, test_format("{\"kind\":\"CUDA_HOME\",\"folder\":\"%s\",\"note\":null,\"copies\":3}", e.toolkit)) &&
+		      test_contains(run.output, "{\"kind\":\"CONDA_PREFIX\",\"folder\":null,\"note\":\"not set\",\"copies\":0}"), "%.4000s", run.output);
+	/* Grouped by the name the loader asks for, each copy once however it is reached, with versions. */
+	ck_assert_msg(test_contains(run.output, "{\"name\":\"libnvJitLink.so.77\",\"family\":\"nvJitLink\",\"installations\":2,\"duplicate\":true,\"copies\":["),
+		      "%.4000s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("{\"path\":\"%s/libnvJitLink.so.77\",\"real_path\":\"%s/libnvJitLink.so.77\",\"version\":null,\"version_from\":null,\"installation\":\"%s/nvidia\",\"found_in\":[\"site-packages\"]",
+							 e.wheel, e.wheel, e.venv)), "%.4000s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("\"found_in\":[\"CUDA_HOME\",\"LD_LIBRARY_PATH\"],\"names\":[\"%s/libnvJitLink.so.77\"]", e.toolkit)),
+		      "%.4000s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("{\"path\":\"%s/libnvrtc.so.77\",\"real_path\":\"%s/libnvrtc.so.77\",\"version\":\"77.0.1\",\"version_from\":\"nvidia_cuda_nvrtc RECORD\"",
+							 e.wheel, e.wheel)) &&
+		      test_contains(run.output, test_format("{\"path\":\"%s/libnvrtc.so.77\",\"real_path\":\"%s/libnvrtc.so.77.0.5\",\"version\":\"77.0.5\",\"version_from\":\"file name\"",
+							 e.toolkit, e.toolkit)), "%.4000s", run.output);
+	/* The mixes, as the real loader makes them: the wheel's cusparse takes the toolkit's nvJitLink
+	   through LD_LIBRARY_PATH, and the wheel's NVRTC the toolkit's builtins. */
+	ck_assert_msg(test_contains(run.output, test_format("{\"kind\":\"mixed-origin\",\"library\":\"%s/libcusparse.so.77\",\"dependency\":\"libnvJitLink.so.77\",\"got\":\"%s/libnvJitLink.so.77\",\"own\":\"%s/libnvJitLink.so.77\",\"how\":\"ld_library_path\",\"run_time\":false,\"required\":true,",
+							 e.wheel, e.toolkit, e.wheel)) &&
+		      test_contains(run.output, test_format("\"hint\":\"LD_LIBRARY_PATH names %s before the library's own folder", e.toolkit)),
+		      "%.4000s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("{\"kind\":\"mixed-origin\",\"library\":\"%s/libnvrtc.so.77\",\"dependency\":\"libnvrtc-builtins.so.77.0\",\"got\":\"%s/libnvrtc-builtins.so.77.0\",\"own\":null,\"how\":\"ld_library_path\",\"run_time\":true,",
+							 e.wheel, e.toolkit)) &&
+		      test_contains(run.output, "\"hint\":\"its own installation holds no libnvrtc-builtins.so.77.0: install the matching component beside it"),
+		      "%.4000s", run.output);
+	struct test_run real = test_probe(env, test_format("open '%s/libcusparse.so.77' maps libnvJitLink", e.wheel));
+	ck_assert_msg(test_contains(real.output, test_format("maps: %s/libnvJitLink.so.77", e.toolkit)), "%s", real.output);
+	/* For a person: one block a library, the duplicates flagged, a hint under each finding. */
+	run = inspect(env, "--scan --cache=none");
+	ck_assert_msg(run.status == 1 && test_contains(run.output, "libnvJitLink.so.77 (nvJitLink): 2 copies in 2 installations") &&
+		      test_contains(run.output, test_format("  77.0.5       %s/libnvrtc.so.77 [CUDA_HOME, LD_LIBRARY_PATH] -> %s/libnvrtc.so.77.0.5", e.toolkit, e.toolkit)) &&
+		      test_contains(run.output, "    hint: ") && test_contains(run.output, "2 findings"), "%d: %.4000s", run.status, run.output);
+}
+END_TEST
+
+START_TEST(test_scan_hints_where_a_missing_dependency_lies)
+{
+	if (!have_python3())
+		return;
+	struct environment e = make_environment();
+	/* Without LD_LIBRARY_PATH nothing mixes, but the wheel's NVRTC finds no builtins: the toolkit has
+	   a copy, which NVINTERPOSE_PATH would reach. */
+	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", test_format("PYTHONPATH=%s", e.venv), test_format("CUDA_HOME=%s/toolkit", e.root),
+			      "CUDA_PATH=", "CONDA_PREFIX=", "NVINTERPOSE_PATH=", NULL };
+	struct test_run run = inspect(env, "--scan --json --cache=none");
+	ck_assert_msg(run.status == 1, "%d: %.4000s", run.status, run.output);
+	ck_assert_msg(test_contains(run.output, test_format("{\"kind\":\"missing\",\"library\":\"%s/libnvrtc.so.77\",\"dependency\":\"libnvrtc-builtins.so.77.0\",\"got\":null,\"own\":null,\"how\":\"not_found\",\"run_time\":true,\"required\":true,",
+							 e.wheel)) &&
+		      test_contains(run.output, test_format("\"hint\":\"a copy of nvrtc-builtins lies in %s: run under nvinterpose with NVINTERPOSE_PATH=%s", e.toolkit, e.toolkit)) &&
+		      !test_contains(run.output, "mixed-origin"), "%.4000s", run.output);
+	/* The toolkit's own NVRTC finds nothing either (no RUNPATH): the runtime would find it beside it. */
+	ck_assert_msg(test_contains(run.output, test_format("\"library\":\"%s/libnvrtc.so.77\",\"dependency\":\"libnvrtc-builtins.so.77.0\"", e.toolkit)) &&
+		      test_contains(run.output, test_format("\"hint\":\"run under nvinterpose (nvinterpose-run): it finds %s/libnvrtc-builtins.so.77.0", e.toolkit)),
+		      "%.4000s", run.output);
+	/* A python that cannot run is said, and the rest is scanned. */
+	run = inspect(env, "--scan --json --cache=none --python=/nonexistent/python3");
+	ck_assert_msg(test_contains(run.output, "\"python_problem\":\"/nonexistent/python3: No such file or directory\"") &&
+		      test_contains(run.output, test_format("{\"kind\":\"CUDA_HOME\",\"folder\":\"%s\"", e.toolkit)), "%.4000s", run.output);
+}
+END_TEST
+
+START_TEST(test_scan_reads_the_copies_ld_so_cache_lists)
+{
+	/* A cache made by ldconfig for the toolkit's folder: the copies it lists are scanned, and the
+	   wheel's NVRTC takes the toolkit's builtins through it (the mix seen on real machines). */
+	if (!have_python3())
+		return;
+	struct environment e = make_environment();
+	char *conf = test_format("%s/ld.so.conf", e.root), *cache = test_format("%s/ld.so.cache", e.root);
+	test_write_file(conf, test_format("%s\n", e.toolkit));
+	char *command = test_format("{ /sbin/ldconfig -X -C '%s' -f '%s' || ldconfig -X -C '%s' -f '%s'; } 2>&1", cache, conf, cache, conf);
+	const char *argv[] = { "/bin/sh", "-c", command, NULL };
+	struct test_run made = test_run(argv, NULL, 120);
+	if (made.status != 0)
+		return; /* no ldconfig here */
+	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", test_format("PYTHONPATH=%s", e.venv), "CUDA_HOME=", "CUDA_PATH=", "CONDA_PREFIX=",
+			      "NVINTERPOSE_PATH=", NULL };
+	struct test_run run = inspect(env, "--scan --json --cache='%s'", cache);
+	ck_assert_msg(test_contains(run.output, test_format("\"found_in\":[\"ld.so.cache\"],\"names\":[\"%s/libnvrtc-builtins.so.77.0\"]", e.toolkit)),
+		      "%.4000s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("\"library\":\"%s/libnvrtc.so.77\",\"dependency\":\"libnvrtc-builtins.so.77.0\",\"got\":\"%s/libnvrtc-builtins.so.77.0\",\"own\":null,\"how\":\"cache\",\"run_time\":true",
+							 e.wheel, e.toolkit)), "%.4000s", run.output);
+	/* and the tree of that NVRTC says the same, under the default policy */
+	run = inspect(env, "--cache='%s' '%s/libnvrtc.so.77'", cache, e.wheel);
+	ck_assert_msg(run.status == 0 && test_contains(run.output, test_format("warning: mixed origins: %s/libnvrtc.so.77 (nvrtc) gets libnvrtc-builtins.so.77.0 at run time from %s/libnvrtc-builtins.so.77.0 (cache)",
+										e.wheel, e.toolkit)), "%d: %.4000s", run.status, run.output);
+}
+END_TEST
+
+/* ---- bounds ----------------------------------------------------------------------------------------- */
+
+/* count libraries ROOT/libring00000.so.77 ... each needing the next, the last the first, built from
+   one compiled template whose two names are rewritten in place (names of one length: the ELF file
+   stays valid), since compiling thousands would take minutes. RUNPATH $ORIGIN: each finds the next. */
+static char *make_ring(size_t count)
+{
+	char *root = test_tmpdir();
+	char *stub = test_format("%s/stub.so", root), *template = test_format("%s/template.so", root);
+	test_build_library("value.c", stub, "libring00001.so.77", "-DVALUE_SYMBOL=stub_value");
+	test_build_library("value.c", template, "libring00000.so.77",
+			   test_format("-nostdlib -s -Wl,-z,noseparate-code -Wl,--build-id=none -Wl,--no-as-needed '%s' -Wl,--enable-new-dtags,-rpath,'$ORIGIN'", stub));
+	size_t size;
+	FILE *f = fopen(template, "rb");
+	ck_assert_ptr_nonnull(f);
+	char *bytes = test_read_stream(f, &size);
+	const size_t name_length = strlen("libring00000.so.77");
+	for (size_t i = 0; i < count; i++) {
+		char own[32], next[32];
+		snprintf(own, sizeof(own), "libring%05zu.so.77", i);
+		snprintf(next, sizeof(next), "libring%05zu.so.77", (i + 1) % count);
+		char *copy = malloc(size);
+		memcpy(copy, bytes, size);
+		size_t replaced = 0;
+		for (size_t k = 0; k + name_length <= size; k++) {
+			if (memcmp(bytes + k, "libring0000", 11) != 0 || (bytes[k + 11] != '0' && bytes[k + 11] != '1') ||
+			    memcmp(bytes + k + 12, ".so.77", 6) != 0)
+				continue;
+			memcpy(copy + k, bytes[k + 11] == '0' ? own : next, name_length);
+			replaced++;
+		}
+		ck_assert_uint_ge(replaced, 2);
+		f = fopen(test_format("%s/%s", root, own), "wb");
+		ck_assert_ptr_nonnull(f);
+		ck_assert_uint_eq(fwrite(copy, 1, size, f), size);
+		fclose(f);
+		free(copy);
+	}
+	free(bytes);
+	unlink(stub);
+	unlink(template);
+	return root;
+}
+
+static size_t longest_line(const char *text)
+{
+	size_t longest = 0;
+	for (const char *s = text; *s;) {
+		size_t n = strcspn(s, "\n");
+		if (n > longest)
+			longest = n;
+		s += n + (s[n] == '\n');
+	}
+	return longest;
+}
+
+START_TEST(test_json_of_a_chain_of_1000_objects_is_flat)
+{
+	/* One file whose tree is a chain of 1,000 distinct objects: the document is as deep as for one. */
+	char *root = make_ring(1000);
+	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", NULL };
+	struct test_run run = inspect(env, "--json '%s/libring00000.so.77'", root);
+	ck_assert_msg(run.status == 0, "%d: %.2000s", run.status, run.output);
+	ck_assert_uint_ge(test_count(run.output, "{\"id\":"), 1000);
+	/* The checker here refuses documents nested deeper than 200; Python's json refused the nested one. */
+	ck_assert_msg(test_json_document(run.output), "not one flat JSON document: %.2000s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("{\"name\":\"libring00000.so.77\",\"path\":\"%s/libring00000.so.77\",\"how\":\"already_loaded\",\"family\":null,\"object\":0}", root)),
+		      "%.2000s", run.output);
+	const char *which[] = { "/bin/sh", "-c", "command -v python3", NULL };
+	if (test_run(which, NULL, 30).status == 0) {
+		char *command = test_format("'%s' --json '%s/libring00000.so.77' | python3 -c 'import json, sys; d = json.load(sys.stdin); print(len(d[\"files\"][0][\"objects\"]))'",
+					    test_setting("NVI_INSPECT"), root);
+		const char *argv[] = { "/bin/sh", "-c", command, NULL };
+		struct test_run parsed = test_run(argv, env, 60);
+		ck_assert_msg(parsed.status == 0 && atoi(parsed.output) >= 1000, "python's json: %d: %.2000s", parsed.status, parsed.output);
+	}
+}
+END_TEST
+
+START_TEST(test_text_grows_with_the_objects_not_with_the_depth)
+{
+	/* A chain 1,000 deep and one 2,000 deep: twice the objects, about twice the text, and no line
+	   indented past the 16 levels after which a subtree continues in a block of its own. */
+	char *small = make_ring(1000), *large = make_ring(2000);
+	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", NULL };
+	struct test_run a = inspect(env, "'%s/libring00000.so.77'", small);
+	struct test_run b = inspect(env, "'%s/libring00000.so.77'", large);
+	ck_assert_msg(a.status == 0 && b.status == 0, "%d %d: %.2000s", a.status, b.status, b.output);
+	size_t length_a = strlen(a.output), length_b = strlen(b.output);
+	ck_assert_msg(length_b < 3 * length_a, "%zu bytes for 1,000 objects, %zu for 2,000", length_a, length_b);
+	ck_assert_msg(length_b < 2000 * 300, "%zu bytes for 2,000 objects", length_b);
+	size_t limit = strlen(large) + 200 + 16 * strlen("│   ");
+	ck_assert_msg(longest_line(b.output) < limit, "a line of %zu bytes", longest_line(b.output));
+	/* Every object is shown once: the deep ones in their continuation blocks. */
+	ck_assert_msg(test_contains(b.output, "(continued below as #") && test_contains(b.output, ", continued:\n"), "%.2000s", b.output);
+	ck_assert_uint_eq(test_count(b.output, ".so.77 [runpath]"), 1999);
+	ck_assert_uint_eq(test_count(b.output, "libring00000.so.77 => "), 1); /* the ring closes on the root */
+}
+END_TEST
+
+START_TEST(test_a_cut_tree_says_so_and_exits_3)
+{
+	char *root = make_ring(300);
+	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", NULL };
+	struct test_run run = inspect(env, "--max-objects=100 '%s/libring00000.so.77'", root);
+	ck_assert_msg(run.status == 3, "%d: %.3000s", run.status, run.output);
+	ck_assert_msg(test_contains(run.output, " not followed: the bound of objects was reached") &&
+		      test_contains(run.output, "warning: the tree reached its bound of 100 objects (--max-objects)") &&
+		      !test_contains(run.output, "not found"), "%.3000s", run.output);
+	run = inspect(env, "--json --max-objects=100 '%s/libring00000.so.77'", root);
+	ck_assert_msg(run.status == 3 && test_contains(run.output, "\"cut\":true,\"status\":3}") &&
+		      test_contains(run.output, "\"missing\":0,\"optional_missing\":0,\"cut\":true") && test_contains(run.output, "\"not_followed\":true}") &&
+		      test_contains(run.output, "{\"kind\":\"cut\","), "%d: %.3000s", run.status, run.output);
+	/* A missing dependency before the cut is the stronger answer: 1. */
+	unlink(test_format("%s/libring00050.so.77", root));
+	run = inspect(env, "--max-objects=100 '%s/libring00000.so.77' '%s/libring00051.so.77'", root, root);
+	ck_assert_msg(run.status == 1 && test_contains(run.output, "libring00050.so.77 not found"), "%d: %.3000s", run.status, run.output);
+}
+END_TEST
+
+START_TEST(test_a_ring_of_10000_files_each_10000_deep_is_bounded)
+{
+	/* Every file of a ring of 10,000 inspected at once: each tree is 10,000 deep. Each is cut at its
+	   bound, the run at its own, and the output stays in megabytes (it was 53 GB in 300 s). */
+	char *root = make_ring(10000);
+	const char **argv = calloc(10000 + 2, sizeof(char *));
+	argv[0] = test_setting("NVI_INSPECT");
+	for (size_t i = 0; i < 10000; i++)
+		argv[1 + i] = test_format("%s/libring%05zu.so.77", root, i);
+	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", NULL };
+	struct timespec start, end;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	struct test_run run = test_run(argv, env, 240);
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	double seconds = (double)(end.tv_sec - start.tv_sec) + (double)(end.tv_nsec - start.tv_nsec) / 1e9;
+	size_t length = strlen(run.output);
+	printf("a ring of 10,000 files: %.1f s, %zu bytes of text\n", seconds, length);
+	ck_assert_msg(run.status == 3, "status %d (137: it ran past its time): %.2000s", run.status, run.output);
+	ck_assert_msg(length < (64u << 20), "%zu bytes", length);
+	ck_assert_msg(test_contains(run.output, "warning: this run reached its bound of 262144 objects in all"), "%.2000s", run.output + length - 2000);
+	ck_assert_uint_eq(test_count(run.output, ": ELF64 "), 10000);
+	free(run.output);
 }
 END_TEST
 
@@ -838,6 +1484,23 @@ int main(void)
 	tcase_add_test(tc, test_what_if_the_runtime_supplies_the_wheel_sibling);
 	tcase_add_test(tc, test_mixed_origins_get_a_warning_and_coherent_fixes_them);
 	tcase_add_test(tc, test_what_if_reads_the_origins_of_a_running_process);
+	tcase_add_test(tc, test_what_if_takes_a_processs_origins_in_the_order_it_loaded_them);
+	tcase_add_test(tc, test_a_missing_required_run_time_dependent_is_a_miss);
+	tcase_add_test(tc, test_a_run_time_dependent_found_elsewhere_is_a_mixed_origin);
+	tcase_add_test(tc, test_a_missing_optional_run_time_dependent_is_shown_and_not_a_miss);
+	tcase_add_test(tc, test_system_libraries_are_folded_unless_all);
+	tcase_add_test(tc, test_max_depth_limits_the_tree_shown_not_the_answer);
+	tcase_add_test(tc, test_usage_errors_have_one_shape);
+	tcase_add_test(tc, test_families_show_both_wheel_layouts);
+	tcase_add_test(tc, test_a_cache_that_cannot_be_read_is_said_in_text_mode);
+	tcase_add_test(tc, test_json_fields_are_the_documented_ones);
+	tcase_add_test(tc, test_scan_groups_every_copy_and_names_the_mixes);
+	tcase_add_test(tc, test_scan_hints_where_a_missing_dependency_lies);
+	tcase_add_test(tc, test_scan_reads_the_copies_ld_so_cache_lists);
+	tcase_add_test(tc, test_json_of_a_chain_of_1000_objects_is_flat);
+	tcase_add_test(tc, test_text_grows_with_the_objects_not_with_the_depth);
+	tcase_add_test(tc, test_a_cut_tree_says_so_and_exits_3);
+	tcase_add_test(tc, test_a_ring_of_10000_files_each_10000_deep_is_bounded);
 	suite_add_tcase(suite, tc);
 	return test_main(suite);
 }

@@ -23,6 +23,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -33,7 +34,6 @@ struct entry {
 	struct loaded_object object;
 	size_t soname_length; /* lengths tell most entries apart before any string compare */
 	size_t path_length;
-	_Atomic unsigned long generation; /* the sync that last saw it loaded */
 	atomic_flag relative_reported;
 };
 
@@ -43,7 +43,7 @@ static char text[LOADED_TEXT_BYTES];
 static size_t text_used;
 static _Atomic unsigned long long seen_adds = (unsigned long long)-1, seen_subs = (unsigned long long)-1;
 static _Atomic unsigned long scan_generation;    /* the last scan started */
-static _Atomic unsigned long current_generation; /* the newest scan finished */
+_Atomic unsigned long loaded_current_generation; /* the newest scan finished */
 static _Atomic bool index_full;     /* an object found no room: said once, after the scan */
 static atomic_flag full_reported = ATOMIC_FLAG_INIT;
 
@@ -196,8 +196,7 @@ void loaded_note_asker(const char *name, const char *asker)
 	unlock_askers();
 }
 
-/* The noted asker of an object with this soname or file name, taken from the notes. */
-static bool take_noted_asker(const char *soname, const char *base, char *asker, size_t size)
+bool loaded_take_asker(const char *soname, const char *base, char *asker, size_t size)
 {
 	bool found = false;
 	lock_askers();
@@ -259,7 +258,7 @@ const char *loaded_program_path(void)
 static const char *asker_of(const struct loaded_object *object, char *asker, size_t size)
 {
 	const char *base = libnames_basename(object->path);
-	if (take_noted_asker(object->soname, base, asker, size))
+	if (loaded_take_asker(object->soname, base, asker, size))
 		return asker;
 	if (!log_enabled(LOG_INFO) && !log_events_enabled() && !report_misses_wanted(false))
 		return NULL; /* nobody reads it */
@@ -331,7 +330,7 @@ static int scan_object(struct dl_phdr_info *info, size_t size, void *arg)
 		entry = append_entry(family, path, soname);
 	if (!entry)
 		return 0;
-	atomic_store_explicit(&entry->generation, scan->generation, memory_order_release);
+	atomic_store_explicit(&entry->object.generation, scan->generation, memory_order_release);
 	return 0;
 }
 
@@ -347,51 +346,53 @@ void loaded_sync(void)
 	if (!scan.changed)
 		return;
 	/* Publish: generations only grow, so a scan that finishes late cannot hide a newer one. */
-	unsigned long current = atomic_load(&current_generation);
-	while (current < scan.generation && !atomic_compare_exchange_weak(&current_generation, &current, scan.generation))
+	unsigned long current = atomic_load(&loaded_current_generation);
+	while (current < scan.generation && !atomic_compare_exchange_weak(&loaded_current_generation, &current, scan.generation))
 		;
 	atomic_store(&seen_adds, scan.adds);
 	atomic_store(&seen_subs, scan.subs);
 	size_t n = atomic_load_explicit(&entry_count, memory_order_acquire);
 	for (size_t i = 0; i < n; i++)
-		if (atomic_load(&entries[i].generation) == scan.generation)
+		if (atomic_load(&entries[i].object.generation) == scan.generation)
 			register_origin(&entries[i]);
 }
 
 /* Seen by the newest finished scan, or by one still running (which has not published yet). */
-static bool is_loaded(const struct entry *entry)
-{
-	return atomic_load_explicit(&entry->generation, memory_order_acquire) >=
-	       atomic_load_explicit(&current_generation, memory_order_acquire);
-}
+static bool is_loaded(const struct entry *entry) { return loaded_still_loaded(&entry->object); }
 
-bool loaded_has_soname(const char *soname)
+const struct loaded_object *loaded_find_soname(const char *soname)
 {
 	size_t length = strlen(soname);
 	if (length == 0)
-		return false;
+		return NULL;
 	size_t n = atomic_load_explicit(&entry_count, memory_order_acquire);
 	for (size_t i = 0; i < n; i++)
 		if (entries[i].soname_length == length && memcmp(entries[i].object.soname, soname, length) == 0 && is_loaded(&entries[i]))
-			return true;
-	return false;
+			return &entries[i].object;
+	return NULL;
 }
 
-bool loaded_has_path(const char *path)
+const struct loaded_object *loaded_find_path(const char *path)
 {
 	/* The loader matches a repeated name against the name it loaded the object as, relative or
-	   not; a name it does not match it opens and compares by file. Entries share long folder prefixes: a length and a last character tell most apart. */
+	   not; a name it does not match it opens and compares by file. Entries share long folder
+	   prefixes: a length and a last character tell most apart. */
 	size_t length = strlen(path);
 	size_t n = atomic_load_explicit(&entry_count, memory_order_acquire);
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; length && i < n; i++) {
 		const struct entry *entry = &entries[i];
 		if (entry->path_length != length || entry->object.path[length - 1] != path[length - 1])
 			continue;
 		if (memcmp(entry->object.path, path, length) == 0 && is_loaded(entry))
-			return true;
+			return &entry->object;
 	}
-	return false;
+	return NULL;
 }
+
+bool loaded_has_soname(const char *soname) { return loaded_find_soname(soname) != NULL; }
+
+bool loaded_has_path(const char *path) { return loaded_find_path(path) != NULL; }
+
 
 bool loaded_path_of_soname(const char *soname, char *path, size_t size)
 {

@@ -3,6 +3,7 @@
    sync has the folder of its path registered. */
 #pragma once
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -10,6 +11,7 @@
 #define LOADED_SONAME_MAX 256
 
 struct loaded_object {
+	_Atomic unsigned long generation; /* the sync that last saw it loaded */
 	int family;
 	char soname[LOADED_SONAME_MAX]; /* DT_SONAME, or "" when it has none */
 	const char *path;               /* the name the loader loaded it as (l_name), which may be relative */
@@ -31,6 +33,19 @@ bool loaded_path_of_soname(const char *soname, char *path, size_t size);
 /* True when an NVIDIA object the loader loaded as path (the same name, relative or absolute) is loaded. */
 bool loaded_has_path(const char *path);
 
+/* The loaded object of that soname, or loaded as that path; NULL when none is (as of the last sync).
+   The object stays valid for the life of the process (a reloaded library reuses its entry). */
+const struct loaded_object *loaded_find_soname(const char *soname);
+const struct loaded_object *loaded_find_path(const char *path);
+/* Whether an object found before is loaded still, as of the last sync: seen by the newest finished
+   sync, or by one still running (which has not published yet). */
+extern _Atomic unsigned long loaded_current_generation;
+static inline bool loaded_still_loaded(const struct loaded_object *object)
+{
+	return atomic_load_explicit(&object->generation, memory_order_acquire) >=
+	       atomic_load_explicit(&loaded_current_generation, memory_order_acquire);
+}
+
 /* The front saw path, a relative name, loaded, and registered its folder then: a later scan need
    not say that it cannot. */
 void loaded_note_relative_load(const char *path);
@@ -38,6 +53,9 @@ void loaded_note_relative_load(const char *path);
 /* The front passed a load of name, asked for by asker, to the loader: when its origin is
    registered at a later sync, asker is its caller. */
 void loaded_note_asker(const char *name, const char *asker);
+
+/* The noted asker of an object with this soname or file name, into asker (and out of the notes). */
+bool loaded_take_asker(const char *soname, const char *base, char *asker, size_t size);
 
 /* The main program's path (/proc/self/exe), read once, for events that name it. */
 const char *loaded_program_path(void);

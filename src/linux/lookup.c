@@ -19,6 +19,7 @@
 #include "libnames.h"
 #include "loaded.h"
 #include "loader/dst.h"
+#include "loader/ld_cache.h"
 #include "loader/machine.h"
 #include "log.h"
 #include "platform.h"
@@ -35,7 +36,10 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define NEEDED_MAX_DEPTH 8
 
@@ -87,6 +91,33 @@ fail:
 static struct loader_machine machine;
 static pthread_once_t machine_once = PTHREAD_ONCE_INIT;
 
+/* ld.so run as a command (the kernel then maps no interpreter: AT_BASE is 0) with --inhibit-cache
+   among its options, which /proc/self/cmdline still holds ahead of the program's own arguments. */
+static bool started_with_inhibit_cache(void)
+{
+	char text[4096];
+	if (getauxval(AT_BASE) != 0)
+		return false;
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return false;
+	text[n] = '\0';
+	/* The loader's options come before the program; those that take a value skip it. */
+	static const char *const with_value[] = { "--library-path", "--inhibit-rpath", "--audit", "--preload", "--argv0",
+						  "--glibc-hwcaps-prepend", "--glibc-hwcaps-mask" };
+	for (const char *arg = text + strlen(text) + 1; arg < text + n && strncmp(arg, "--", 2) == 0; arg += strlen(arg) + 1) {
+		if (strcmp(arg, "--inhibit-cache") == 0)
+			return true;
+		for (size_t i = 0; i < sizeof(with_value) / sizeof(with_value[0]); i++)
+			if (strcmp(arg, with_value[i]) == 0 && arg + strlen(arg) + 1 < text + n)
+				arg += strlen(arg) + 1;
+	}
+	return false;
+}
+
 static void learn_machine(void)
 {
 	struct listed *own = read_listed(lookup_object_at((const void *)learn_machine));
@@ -97,6 +128,7 @@ static void learn_machine(void)
 	int major = 0, minor = 0;
 	machine.legacy_possible = sscanf(gnu_get_libc_version(), "%d.%d", &major, &minor) != 2 || major < 2 ||
 				  (major == 2 && minor < 37);
+	machine.cache_inhibited = started_with_inhibit_cache();
 }
 
 static const struct loader_machine *this_machine(void)
@@ -374,7 +406,28 @@ static struct search_request bare_name_request(const char *name, struct link_map
 	};
 }
 
-bool lookup_bare_name(const char *name, int family, struct link_map *caller, struct lookup_plan *plan)
+/* What ld.so.cache (its file, read now) holds for name, for an asker with or without NODEFLIB:
+   the entry the loader would take, copied into path, or false. Where this process cannot tell
+   which glibc-hwcaps entry the loader prefers, any one it holds counts. */
+static bool cache_entry_of(const char *name, char *path, size_t size)
+{
+	struct ld_cache cache;
+	char message[256];
+	struct ld_cache_entry entries[8];
+	bool found = false;
+	if (this_machine()->cache_inhibited || ld_cache_read("/etc/ld.so.cache", &cache, message, sizeof(message)) != 0)
+		return false;
+	size_t n = ld_cache_lookup(&cache, name, entries, sizeof(entries) / sizeof(entries[0]));
+	if (n > 0 && strlen(entries[0].path) < size) {
+		strcpy(path, entries[0].path);
+		found = true;
+	}
+	ld_cache_free(&cache);
+	return found;
+}
+
+/* The bare-name question for caller; in_loader: asked from inside the loader (no loader calls). */
+static bool plan_bare_name(const char *name, int family, struct link_map *caller, bool in_loader, struct lookup_plan *plan)
 {
 	struct listed *listed = NULL;
 	struct finding *finding = malloc(2 * sizeof(*finding));
@@ -391,21 +444,40 @@ bool lookup_bare_name(const char *name, int family, struct link_map *caller, str
 	struct loader_process process;
 	struct search_request request = bare_name_request(name, caller, listed, &asker, &process, caller_folder);
 	bool caller_is_nvidia = request.caller_folder != NULL;
+	char cached[PATH_MAX];
+	request.cache_entry = in_loader && cache_entry_of(name, cached, sizeof(cached)) ? cached : NULL;
 	search_candidates(&request, consider_candidate, finding);
 	if (caller_is_nvidia && coherent_choice(name, caller_folder, finding, own)) {
-		/* First loaded wins, even when it arrived a moment ago (another thread): the loader's. */
-		planned = !lookup_loaded_by_name(name) && add_load(plan, name, family, own, true, false);
+		/* First loaded wins, even when it arrived a moment ago (another thread): the loader's.
+		   Inside the loader, the name is not loaded: the loader asks only then. */
+		planned = (in_loader || !lookup_loaded_by_name(name)) && add_load(plan, name, family, own, true, false);
 		goto out;
 	}
 	plan->missed = !finding->loader_finds && !finding->candidate[0];
 	if (finding->loader_finds || !finding->candidate[0])
 		goto out;
 	/* The loader's own remaining steps come first: ld.so.cache and the glibc-hwcaps folders. A
-	   caller marked NODEFLIB skips them, so for it the name is not asked for again. */
-	planned = add_load(plan, name, family, finding, false, !dynamic_has_nodeflib(caller->l_ld));
+	   caller marked NODEFLIB skips them, so for it the name is not asked for again; inside the
+	   loader the cache was read from its file above. */
+	planned = add_load(plan, name, family, finding, false, !in_loader && !dynamic_has_nodeflib(caller->l_ld));
 out:
 	free_listed(listed);
 	free(finding);
+	return planned;
+}
+
+bool lookup_bare_name(const char *name, int family, struct link_map *caller, struct lookup_plan *plan)
+{
+	return plan_bare_name(name, family, caller, false, plan);
+}
+
+bool lookup_for_requester(const char *name, int family, struct link_map *requester, struct lookup_load *load)
+{
+	struct lookup_plan *plan = malloc(sizeof(*plan));
+	bool planned = plan && plan_bare_name(name, family, requester, true, plan);
+	if (planned)
+		*load = plan->loads[0];
+	free(plan);
 	return planned;
 }
 

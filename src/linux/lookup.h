@@ -51,6 +51,12 @@ bool lookup_bare_name(const char *name, int family, struct link_map *caller, str
    report_misses_wanted(): the walk is made again to list the folders. */
 void lookup_report_bare_miss(const char *name, int family, struct link_map *caller, const char *asker, bool runtime_places);
 
+/* The same question asked from inside the loader (the audit front's la_objsearch, before the
+   loader's own search for a name requester needs): nothing here may call the loader, so
+   ld.so.cache is read from its file, where a name it holds is one the loader may find (the loader
+   may have been told to skip the cache, which a process cannot see). True with the load. */
+bool lookup_for_requester(const char *name, int family, struct link_map *requester, struct lookup_load *load);
+
 /* An NVIDIA library about to be dlopen'ed by path: true with the loads (leaves first) when some of
    its DT_NEEDED NVIDIA libraries would not be found by the loader for it (or, under coherent, would
    come from elsewhere than its own installation) but are in a registered origin, a wheel sibling or

@@ -287,4 +287,6 @@ void platform_wall_clock(long long *seconds, long *microseconds)
 
 long platform_process_id(void) { return (long)getpid(); }
 
+void platform_yield(void) { sched_yield(); }
+
 void platform_after_fork_in_child(void (*handler)(void)) { pthread_atfork(NULL, NULL, handler); }

@@ -29,46 +29,31 @@
 #include "real.h"
 #include "registry.h"
 #include "report.h"
+#include "start.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <link.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 
 /* The hooks themselves (hidden labels in passthru.S), to tell whether they are the ones the
    process binds to. */
 extern char preload_hook_dlopen[];
 
-/* Set while this thread runs the runtime's own code (outside the loads it makes): a dlopen that
-   reaches the hooks then goes straight to the loader. */
-static __thread bool busy __attribute__((tls_model("initial-exec")));
-
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-
-static const char *environment(const char *name) { return getenv(name); }
-
-/* Settings, the event log and the fork handlers: no loader call in here. */
-static void initialize(void)
-{
-	config_load(environment, getauxval(AT_SECURE) != 0);
-	if (config_get()->log_file[0])
-		log_open_event_file(config_get()->log_file);
-	registry_init();
-	loaded_init();
-	lookup_init();
-	report_init();
-}
-
-static void ensure_initialized(void)
-{
-	real_resolve(); /* outside the once: see real.h */
-	pthread_once(&once, initialize);
-}
+/* What each thread keeps: whether it runs the runtime's own code now (outside the loads it makes:
+   a dlopen that reaches the hooks then goes straight to the loader), and the object its last
+   repeated load of an NVIDIA library was answered with, which most repeats ask for again. Kept
+   small: a runtime dlopen'ed late takes this from the static TLS block's spare room. */
+struct thread_state {
+	const struct loaded_object *last; /* NULL, or the object of the last answer */
+	bool last_by_path;                /* it was asked for by path (else by soname) */
+	bool busy;
+};
+static __thread struct thread_state thread_state __attribute__((tls_model("initial-exec")));
+#define busy thread_state.busy
 
 static const char *policy_name(void) { return config_policy_name(config_get()->policy); }
 
@@ -148,41 +133,38 @@ struct request {
 	const char *name; /* its basename */
 	bool by_path;
 	int family;
-	struct libname_match match;
+	struct libname_match match; /* filled when the family is */
 };
 
-static bool classify(const char *file, int mode, struct request *request)
+
+/* The object of a repeat of this thread's last answer, still loaded; else NULL. */
+static const struct loaded_object *last_answer(const char *file)
 {
-	if (!file || busy)
-		return false;
-	const char *slash = strrchr(file, '/');
-	request->file = file;
-	request->by_path = slash != NULL;
-	request->name = slash ? slash + 1 : file;
-	/* Names that are not NVIDIA's leave after a glance at the table: that is nearly every call. */
-	if ((request->family = libnames_match_linux(request->name, &request->match)) < 0)
-		return false;
-	/* A $-token, RTLD_NOLOAD and RTLD_DEEPBIND keep the caller's exact semantics; no indexed name
-	   holds a '$', and for a loaded object those flags change nothing, so the hot path below may
-	   still answer them. */
-	return true;
+	const struct loaded_object *last = thread_state.last;
+	if (!last || strcmp(file, thread_state.last_by_path ? last->path : last->soname) != 0 || !loaded_still_loaded(last))
+		return NULL;
+	return last;
 }
 
-static bool is_loaded(const struct request *request)
+static const struct loaded_object *indexed(const struct request *request)
 {
-	return request->by_path ? loaded_has_path(request->file) : loaded_has_soname(request->file);
+	return request->by_path ? loaded_find_path(request->file) : loaded_find_soname(request->file);
 }
 
 /* The hot path: the index says the object is loaded, and the caller's call with RTLD_NOLOAD added
-   is then the loader's own answer. When the index is behind (the object was unloaded since), that
-   call loads nothing and returns NULL. */
-static bool answer_loaded(const struct request *request, int mode, const void *caller, void **handle)
+   is then the loader's own answer (a $-token, RTLD_NOLOAD and RTLD_DEEPBIND change nothing for a
+   loaded object, and no indexed name holds a '$'). When the index is behind (the object was unloaded
+   since), that call loads nothing and returns NULL. */
+static bool answer_loaded(const char *file, const struct loaded_object *object, bool by_path, int mode, const void *caller,
+			  void **handle)
 {
-	void *loaded = real_dlopen(request->file, mode | RTLD_NOLOAD);
+	void *loaded = real_dlopen(file, mode | RTLD_NOLOAD);
 	if (!loaded)
 		return false;
-	if (!request->by_path && config_get()->policy == POLICY_COHERENT)
-		lookup_report_mixed_origin(request->file, NULL, caller);
+	thread_state.last = object;
+	thread_state.last_by_path = by_path;
+	if (!by_path && config_get()->policy == POLICY_COHERENT)
+		lookup_report_mixed_origin(file, NULL, caller);
 	*handle = loaded;
 	return true;
 }
@@ -249,34 +231,35 @@ out:
 	return action;
 }
 
-static enum route_action act(const struct request *request, int mode, const void *caller, void **handle)
+static enum route_action act(struct request *request, int mode, const void *caller, void **handle)
 {
-	if (is_loaded(request)) {
-		if (answer_loaded(request, mode, caller, handle))
+	const struct loaded_object *object = indexed(request);
+	if (object) {
+		if (answer_loaded(request->file, object, request->by_path, mode, caller, handle))
 			return ROUTE_HANDLED;
 		/* Behind: bring the index up to date now, or the calls below that pass straight through
 		   would leave it so, and each repeat of this one would search the file system again. */
 		loaded_sync();
 	}
+	/* A name the index does not know: its family, the whole match. */
+	if ((request->family = libnames_match_linux(request->name, &request->match)) < 0)
+		return ROUTE_PASS;
 	if (strchr(request->file, '$') || (mode & (RTLD_NOLOAD | RTLD_DEEPBIND)))
 		return ROUTE_PASS;
-	ensure_initialized();
+	start_once();
 	if (config_get()->disabled)
 		return ROUTE_PASS;
 	loaded_sync(); /* what loaded since the last call, its origins registered */
-	if (is_loaded(request))
-		return answer_loaded(request, mode, caller, handle) ? ROUTE_HANDLED : ROUTE_PASS;
+	if ((object = indexed(request)))
+		return answer_loaded(request->file, object, request->by_path, mode, caller, handle) ? ROUTE_HANDLED : ROUTE_PASS;
 	return request->by_path ? act_by_path(request, mode, caller, handle) : act_on_bare_name(request, mode, caller, handle);
 }
 
-enum route_action route_dlopen(const char *file, int mode, const void *caller, void **handle)
+/* A call the first look found worth a second: errno kept from here on. */
+static __attribute__((noinline)) enum route_action route_candidate(const char *file, const char *slash, int mode,
+								     const void *caller, void **handle, int saved_errno)
 {
-	struct request request;
-	if (!real_dlopen)
-		real_resolve(); /* a dlopen from a constructor that ran before the runtime's */
-	if (!classify(file, mode, &request))
-		return ROUTE_PASS;
-	int saved_errno = errno;
+	struct request request = { .file = file, .name = slash ? slash + 1 : file, .by_path = slash != NULL, .family = -1 };
 	busy = true;
 	enum route_action action = act(&request, mode, caller, handle);
 	busy = false;
@@ -284,20 +267,40 @@ enum route_action route_dlopen(const char *file, int mode, const void *caller, v
 	return action;
 }
 
+enum route_action route_dlopen(const char *file, int mode, const void *caller, void **handle)
+{
+	if (!real_dlopen)
+		real_resolve(); /* a dlopen from a constructor that ran before the runtime's */
+	if (!file || busy)
+		return ROUTE_PASS;
+	/* The first look: the basename, and whether the table may hold it (a glance at two characters
+	   turns away nearly every name a process loads, having changed nothing, errno included). The
+	   family is matched later, only for a name the index does not know. */
+	const char *slash = strrchr(file, '/');
+	if (!libnames_may_match_linux(slash ? slash + 1 : file))
+		return ROUTE_PASS;
+	int saved_errno = errno;
+	/* The hottest path: this thread's last answer asked for again (a success keeps errno). */
+	const struct loaded_object *last = last_answer(file);
+	if (last && answer_loaded(file, last, thread_state.last_by_path, mode, caller, handle))
+		return ROUTE_HANDLED;
+	return route_candidate(file, slash, mode, caller, handle, saved_errno);
+}
+
 enum route_action route_dlmopen(Lmid_t namespace, const char *file, int mode, const void *caller, void **handle)
 {
 	/* Every dlmopen goes to the loader: code inside another namespace binds to that namespace's
 	   own libc and never reaches these hooks, so nothing there could be redirected consistently.
 	   An NVIDIA library given by path is still an origin worth knowing. */
-	struct request request;
 	(void)namespace, (void)mode, (void)handle;
-	if (!classify(file, mode, &request) || !request.by_path || strchr(file, '$'))
+	int family = file && !busy && strchr(file, '/') && !strchr(file, '$') ? libnames_match_linux(libnames_basename(file), NULL) : -1;
+	if (family < 0)
 		return ROUTE_PASS;
 	int saved_errno = errno;
 	busy = true;
-	ensure_initialized();
+	start_once();
 	if (!config_get()->disabled && dynamic_file_is_loadable(file))
-		register_path(request.family, file, caller);
+		register_path(family, file, caller);
 	busy = false;
 	errno = saved_errno;
 	return ROUTE_PASS;
@@ -384,7 +387,7 @@ static bool hooks_bound(void) { return dlsym(RTLD_DEFAULT, "dlopen") == (void *)
 
 static int attach_scan(void)
 {
-	ensure_initialized();
+	start_once();
 	const struct config *config = config_get();
 	struct attach *attach;
 	if (config->disabled || busy || !(attach = calloc(1, sizeof(*attach))))
@@ -401,7 +404,7 @@ static int attach_scan(void)
 
 void front_sync(void)
 {
-	ensure_initialized();
+	start_once();
 	if (!config_get()->disabled)
 		loaded_sync();
 }
@@ -411,7 +414,9 @@ int front_rescan(void) { return attach_scan(); }
 __attribute__((constructor)) static void start(void)
 {
 	int saved_errno = errno;
-	attach_scan();
+	/* As an audit library (its own namespace) the runtime only answers the loader (audit.c). */
+	if (!start_in_audit_namespace())
+		attach_scan();
 	errno = saved_errno;
 }
 
@@ -419,7 +424,8 @@ __attribute__((constructor)) static void start(void)
 __attribute__((destructor)) static void stop(void)
 {
 	int saved_errno = errno;
-	if (pthread_once(&once, initialize) == 0 && !config_get()->disabled)
+	start_once();
+	if (!config_get()->disabled && !start_in_audit_namespace())
 		report_at_exit();
 	errno = saved_errno;
 }

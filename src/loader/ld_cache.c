@@ -219,6 +219,13 @@ void ld_cache_free(struct ld_cache *cache)
 	memset(cache, 0, sizeof(*cache));
 }
 
+const char *ld_cache_name_at(const struct ld_cache *cache, uint32_t index)
+{
+	if (index >= cache->count || !entry_flags_match((int32_t)read32(entry_at(cache, index))))
+		return NULL;
+	return string_at(cache, read32(entry_at(cache, index) + 4));
+}
+
 size_t ld_cache_lookup(const struct ld_cache *cache, const char *name, struct ld_cache_entry *entries, size_t capacity)
 {
 	/* search_cache: the entries are in descending order; find one that matches, go back to the

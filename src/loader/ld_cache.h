@@ -28,6 +28,10 @@ struct ld_cache {
 int ld_cache_read(const char *path, struct ld_cache *cache, char *message, size_t size);
 void ld_cache_free(struct ld_cache *cache);
 
+/* The name of entry index (below cache->count) when the entry is one for this process's kind of
+   library, else NULL: a walk over every name the cache holds. */
+const char *ld_cache_name_at(const struct ld_cache *cache, uint32_t index);
+
 /* The usable entries for name, in the order the loader meets them: up to capacity in entries;
    returns how many there are. */
 size_t ld_cache_lookup(const struct ld_cache *cache, const char *name, struct ld_cache_entry *entries, size_t capacity);

@@ -30,6 +30,8 @@ struct loader_machine {
 	/* Without the subdirs: whether this glibc may search legacy hwcap subfolders (tls, the
 	   platform's, x86_64, ...: before 2.37), as the running libc's version says. */
 	bool legacy_possible;
+	/* The loader was started with --inhibit-cache (ld.so run as a command): it reads no ld.so.cache. */
+	bool cache_inhibited;
 	size_t subdir_count;
 	char subdirs[LOADER_MAX_SUBDIRS][LOADER_FACT_MAX];
 };

@@ -27,7 +27,7 @@
 #include <windows.h>
 
 #define WIDE_PATH_MAX 4352
-/* How long a CreateProcess waits for the runtime to load in the child before it lets it go. */
+/* How long a CreateProcess waits for the fallback's thread to load the runtime in the child. */
 #define CHILD_INJECT_TIMEOUT_MS 30000
 
 /* Loads that map a file without running it: nothing to register, nothing to look for. */
@@ -290,6 +290,33 @@ static FARPROC WINAPI hook_get_proc_address(HMODULE module, LPCSTR name)
 
 /* ---- CreateProcess: children get the runtime too ---------------------------------------------- */
 
+/* One call of either entry: the A entry's strings and STARTUPINFOA, or the W entry's. */
+struct create_call {
+	enum hook_index entry;
+	const void *application;
+	void *command_line;
+	LPSECURITY_ATTRIBUTES process_attributes, thread_attributes;
+	BOOL inherit_handles;
+	DWORD flags;
+	LPVOID environment;
+	const void *directory;
+	void *startup;
+	LPPROCESS_INFORMATION information;
+};
+
+static BOOL call_create_process(const struct create_call *call, DWORD flags)
+{
+	if (call->entry == HOOK_CREATE_PROCESS_A)
+		return REAL(HOOK_CREATE_PROCESS_A, BOOL(WINAPI *)(LPCSTR, LPSTR, LPSECURITY_ATTRIBUTES, LPSECURITY_ATTRIBUTES, BOOL,
+								   DWORD, LPVOID, LPCSTR, LPSTARTUPINFOA, LPPROCESS_INFORMATION))(
+			call->application, call->command_line, call->process_attributes, call->thread_attributes,
+			call->inherit_handles, flags, call->environment, call->directory, call->startup, call->information);
+	return REAL(HOOK_CREATE_PROCESS_W, BOOL(WINAPI *)(LPCWSTR, LPWSTR, LPSECURITY_ATTRIBUTES, LPSECURITY_ATTRIBUTES, BOOL,
+							   DWORD, LPVOID, LPCWSTR, LPSTARTUPINFOW, LPPROCESS_INFORMATION))(
+		call->application, call->command_line, call->process_attributes, call->thread_attributes,
+		call->inherit_handles, flags, call->environment, call->directory, call->startup, call->information);
+}
+
 /* A debugger's child stops at each debug event until the debugger, which is the caller waiting in
    CreateProcess, answers it: it is left alone. */
 static bool injects_into(DWORD flags)
@@ -297,25 +324,43 @@ static bool injects_into(DWORD flags)
 	return modules_active() && config_get()->inject_children && !(flags & (DEBUG_PROCESS | DEBUG_ONLY_THIS_PROCESS));
 }
 
-/* The child was created suspended: the runtime is loaded into it, then it runs (unless the caller
-   asked for it suspended). A child the runtime cannot enter runs without it. */
-static void start_child(const PROCESS_INFORMATION *child, DWORD flags)
+/* The child was created suspended: the runtime goes into its import table (or, failing that, is
+   loaded by a thread of its own), then it runs (unless the caller asked for it suspended). A child
+   the runtime cannot enter runs without it, and the log says why. */
+static void start_child(const PROCESS_INFORMATION *child, DWORD flags, const void *attributes)
 {
 	DWORD saved = GetLastError();
 	wchar_t dll[WIDE_PATH_MAX];
 	DWORD n = GetModuleFileNameW(modules_self(), dll, WIDE_PATH_MAX);
-	DWORD result = n > 0 && n < WIDE_PATH_MAX ? inject_library(child->hProcess, dll, CHILD_INJECT_TIMEOUT_MS)
-						   : ERROR_FILENAME_EXCED_RANGE;
-	if (result == 0)
-		log_message(LOG_DEBUG, "child process %lu: runtime loaded", child->dwProcessId);
-	else if (result == ERROR_NOT_SUPPORTED)
-		log_message(LOG_INFO, "child process %lu is of another architecture: it runs without the runtime",
-			    child->dwProcessId);
+	struct inject_report report = { INJECT_NONE, ERROR_FILENAME_EXCED_RANGE, "the runtime's own path is too long" };
+	if (n > 0 && n < WIDE_PATH_MAX)
+		inject_into_child(child->hProcess, dll, attributes, CHILD_INJECT_TIMEOUT_MS, &report);
+	if (report.way == INJECT_IMPORT_TABLE)
+		log_message(LOG_DEBUG, "child process %lu: nvinterpose.dll added to its import table", child->dwProcessId);
+	else if (report.way == INJECT_REMOTE_THREAD)
+		log_message(LOG_WARN,
+			    "child process %lu: the runtime was loaded by a thread of its own, which also ran the child's DLL "
+			    "initialization (its import table was not used: %s)",
+			    child->dwProcessId, report.why);
 	else
-		log_message(LOG_WARN, "child process %lu runs without the runtime (error %lu)", child->dwProcessId, result);
+		log_message(report.error == ERROR_NOT_SUPPORTED ? LOG_INFO : LOG_WARN,
+			    "child process %lu runs without the runtime: %s", child->dwProcessId, report.why);
 	if (!(flags & CREATE_SUSPENDED))
 		ResumeThread(child->hThread);
 	SetLastError(saved);
+}
+
+static BOOL create_process(const struct create_call *call)
+{
+	bool inject = injects_into(call->flags);
+	if (!call_create_process(call, inject ? call->flags | CREATE_SUSPENDED : call->flags))
+		return FALSE;
+	/* STARTUPINFOEXA and STARTUPINFOEXW hold the list at the same place. */
+	if (inject)
+		start_child(call->information, call->flags,
+			    call->flags & EXTENDED_STARTUPINFO_PRESENT ? ((const STARTUPINFOEXW *)call->startup)->lpAttributeList
+								       : NULL);
+	return TRUE;
 }
 
 static BOOL WINAPI hook_create_process_a(LPCSTR application, LPSTR command_line, LPSECURITY_ATTRIBUTES process_attributes,
@@ -323,15 +368,9 @@ static BOOL WINAPI hook_create_process_a(LPCSTR application, LPSTR command_line,
 					 LPVOID environment, LPCSTR directory, LPSTARTUPINFOA startup,
 					 LPPROCESS_INFORMATION information)
 {
-	bool inject = injects_into(flags);
-	if (!REAL(HOOK_CREATE_PROCESS_A, BOOL(WINAPI *)(LPCSTR, LPSTR, LPSECURITY_ATTRIBUTES, LPSECURITY_ATTRIBUTES, BOOL,
-							 DWORD, LPVOID, LPCSTR, LPSTARTUPINFOA, LPPROCESS_INFORMATION))(
-		    application, command_line, process_attributes, thread_attributes, inherit_handles,
-		    inject ? flags | CREATE_SUSPENDED : flags, environment, directory, startup, information))
-		return FALSE;
-	if (inject)
-		start_child(information, flags);
-	return TRUE;
+	struct create_call call = { HOOK_CREATE_PROCESS_A, application, command_line, process_attributes, thread_attributes,
+				    inherit_handles, flags, environment, directory, startup, information };
+	return create_process(&call);
 }
 
 static BOOL WINAPI hook_create_process_w(LPCWSTR application, LPWSTR command_line, LPSECURITY_ATTRIBUTES process_attributes,
@@ -339,13 +378,7 @@ static BOOL WINAPI hook_create_process_w(LPCWSTR application, LPWSTR command_lin
 					 LPVOID environment, LPCWSTR directory, LPSTARTUPINFOW startup,
 					 LPPROCESS_INFORMATION information)
 {
-	bool inject = injects_into(flags);
-	if (!REAL(HOOK_CREATE_PROCESS_W, BOOL(WINAPI *)(LPCWSTR, LPWSTR, LPSECURITY_ATTRIBUTES, LPSECURITY_ATTRIBUTES, BOOL,
-							 DWORD, LPVOID, LPCWSTR, LPSTARTUPINFOW, LPPROCESS_INFORMATION))(
-		    application, command_line, process_attributes, thread_attributes, inherit_handles,
-		    inject ? flags | CREATE_SUSPENDED : flags, environment, directory, startup, information))
-		return FALSE;
-	if (inject)
-		start_child(information, flags);
-	return TRUE;
+	struct create_call call = { HOOK_CREATE_PROCESS_W, application, command_line, process_attributes, thread_attributes,
+				    inherit_handles, flags, environment, directory, startup, information };
+	return create_process(&call);
 }

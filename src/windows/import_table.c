@@ -2,9 +2,13 @@
    directories, bounded by SizeOfImage, so a malformed module cannot send the walk astray. */
 #include "import_table.h"
 
+#include "log.h"
+#include "utf16.h"
+
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <windows.h>
 
 /* Patches of one page by two threads would race on its protection (one restores read-only while
@@ -14,7 +18,12 @@ static atomic_flag patching = ATOMIC_FLAG_INIT;
 struct image {
 	unsigned char *base;
 	size_t size;
+	int refused;          /* slots whose page could not be made writable */
+	unsigned long error;  /* the first refusal's Win32 error */
 };
+
+/* Whether a refusal was reported at the error level already: once a process, then warnings. */
+static atomic_bool refusal_reported;
 
 /* The address of rva when size bytes from it lie inside the image, else NULL. */
 static void *at(const struct image *image, DWORD rva, size_t size)
@@ -47,7 +56,7 @@ static void *replacement_for(void *current, const struct hook *hooks, size_t hoo
 	return NULL;
 }
 
-static int patch_slot(void **slot, void *replacement)
+static int patch_slot(struct image *image, void **slot, void *replacement)
 {
 	/* A slot on a page that also holds code must stay executable while it is written: another
 	   thread may be running there. */
@@ -56,8 +65,12 @@ static int patch_slot(void **slot, void *replacement)
 	if (VirtualQuery(slot, &page, sizeof(page)) == sizeof(page) &&
 	    (page.Protect & (PAGE_EXECUTE | PAGE_EXECUTE_READ | PAGE_EXECUTE_READWRITE | PAGE_EXECUTE_WRITECOPY)))
 		writable = PAGE_EXECUTE_READWRITE;
-	if (!VirtualProtect(slot, sizeof(*slot), writable, &old))
+	/* Arbitrary Code Guard, a read-only view, or security software refuses this. */
+	if (!VirtualProtect(slot, sizeof(*slot), writable, &old)) {
+		if (!image->refused++)
+			image->error = GetLastError();
 		return 0;
+	}
 	/* One aligned store: a thread calling through the slot meanwhile sees the old or the new. */
 	__atomic_store_n(slot, replacement, __ATOMIC_SEQ_CST);
 	VirtualProtect(slot, sizeof(*slot), old, &old);
@@ -65,15 +78,30 @@ static int patch_slot(void **slot, void *replacement)
 }
 
 /* The slots of one table: a zero-terminated array of pointers. */
-static int patch_slots(const struct image *image, DWORD rva, const struct hook *hooks, size_t hook_count)
+static int patch_slots(struct image *image, DWORD rva, const struct hook *hooks, size_t hook_count)
 {
 	int patched = 0;
 	for (void **slot = at(image, rva, sizeof(void *)); slot && inside(image, slot, sizeof(*slot)) && *slot; slot++) {
 		void *replacement = replacement_for(*slot, hooks, hook_count);
 		if (replacement)
-			patched += patch_slot(slot, replacement);
+			patched += patch_slot(image, slot, replacement);
 	}
 	return patched;
+}
+
+/* A module whose slots stay as they were calls the loader directly: its NVIDIA loads get no help. */
+static void report_refusal(const struct image *image)
+{
+	wchar_t wide[MAX_PATH * 2];
+	char name[MAX_PATH * 6];
+	DWORD n = GetModuleFileNameW((HMODULE)image->base, wide, MAX_PATH * 2);
+	if (n == 0 || n >= MAX_PATH * 2 || !utf8_from_utf16(wide, name, sizeof(name)))
+		snprintf(name, sizeof(name), "the module at %p", (void *)image->base);
+	bool first = !atomic_exchange(&refusal_reported, true);
+	log_message(first ? LOG_ERROR : LOG_WARN,
+		    "%s: %d import slot%s could not be made writable (error %lu; Arbitrary Code Guard or another "
+		    "write policy?): its LoadLibrary calls bypass the runtime",
+		    name, image->refused, image->refused == 1 ? "" : "s", image->error);
 }
 
 int import_table_patch(void *base, const struct hook *hooks, size_t hook_count)
@@ -84,7 +112,7 @@ int import_table_patch(void *base, const struct hook *hooks, size_t hook_count)
 	const IMAGE_NT_HEADERS *nt = (const IMAGE_NT_HEADERS *)((const unsigned char *)base + dos->e_lfanew);
 	if (nt->Signature != IMAGE_NT_SIGNATURE || nt->OptionalHeader.Magic != IMAGE_NT_OPTIONAL_HDR_MAGIC)
 		return 0;
-	struct image image = { base, nt->OptionalHeader.SizeOfImage };
+	struct image image = { base, nt->OptionalHeader.SizeOfImage, 0, 0 };
 
 	while (atomic_flag_test_and_set_explicit(&patching, memory_order_acquire))
 		YieldProcessor();
@@ -106,5 +134,7 @@ int import_table_patch(void *base, const struct hook *hooks, size_t hook_count)
 				patched += patch_slots(&image, descriptor->ImportAddressTableRVA, hooks, hook_count);
 	}
 	atomic_flag_clear_explicit(&patching, memory_order_release);
+	if (image.refused)
+		report_refusal(&image);
 	return patched;
 }

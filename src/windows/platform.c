@@ -122,17 +122,68 @@ void platform_free_names(char **names, int count)
 	free(names);
 }
 
+static bool is_separator(wchar_t c) { return c == L'\\' || c == L'/'; }
+
+/* \\SERVER\pipe\NAME (and \\?\UNC\SERVER\pipe\NAME): a pipe on that machine, this one too. */
+static bool names_a_remote_pipe(const wchar_t *share_path)
+{
+	const wchar_t *s = share_path;
+	while (*s && !is_separator(*s))
+		s++;
+	return *s && _wcsnicmp(s + 1, L"pipe", 4) == 0 && (is_separator(s[5]) || !s[5]);
+}
+
+/* A reserved DOS device name in any folder (NUL, CON, COM1, C:\\logs\\nul.txt), as the system reads it. */
+static bool is_dos_device_name(const wchar_t *path)
+{
+	ULONG(NTAPI * is_device)(PCWSTR) =
+		(ULONG(NTAPI *)(PCWSTR))(void (*)(void))GetProcAddress(GetModuleHandleW(L"ntdll.dll"), "RtlIsDosDeviceName_U");
+	return is_device && is_device(path) != 0;
+}
+
+/* A name in the device namespace (\\.\pipe\x, \\.\COM1, \\?\GLOBALROOT\...) that is not a drive's path,
+   a pipe's UNC name, or a reserved device name: opening a pipe's name connects to its server, and
+   opening a serial port raises its lines, so each is refused unopened. */
+static bool names_a_device(const wchar_t *path)
+{
+	if (is_dos_device_name(path))
+		return true;
+	if (!is_separator(path[0]) || !is_separator(path[1]))
+		return false;
+	if (!((path[2] == L'.' || path[2] == L'?') && is_separator(path[3])))
+		return names_a_remote_pipe(path + 2);
+	const wchar_t *rest = path + 4;
+	bool drive = ((rest[0] >= L'A' && rest[0] <= L'Z') || (rest[0] >= L'a' && rest[0] <= L'z')) && rest[1] == L':' &&
+		     is_separator(rest[2]);
+	if (drive)
+		return false;
+	if (_wcsnicmp(rest, L"UNC", 3) == 0 && is_separator(rest[3]))
+		return names_a_remote_pipe(rest + 4);
+	return true;
+}
+
 int platform_open_append(const char *path)
 {
 	wchar_t wide[WIDE_PATH_MAX];
 	if (!utf16_from_utf8(path, wide, WIDE_PATH_MAX))
 		return -1;
+	if (names_a_device(wide)) {
+		errno = EINVAL;
+		return -1;
+	}
 	/* FILE_APPEND_DATA without FILE_WRITE_DATA: the system puts every write at the end of the file,
 	   atomically, as O_APPEND does. Not inherited: a child opens its own. */
 	HANDLE handle = CreateFileW(wide, FILE_APPEND_DATA | SYNCHRONIZE, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
 				    NULL, OPEN_ALWAYS, FILE_ATTRIBUTE_NORMAL, NULL);
 	if (handle == INVALID_HANDLE_VALUE) {
 		set_errno_from_last_error();
+		return -1;
+	}
+	/* A reserved name in any folder (C:\logs\NUL, CON, COM1) is a device too: only a file on disk
+	   never blocks the host process. */
+	if (GetFileType(handle) != FILE_TYPE_DISK) {
+		CloseHandle(handle);
+		errno = EINVAL;
 		return -1;
 	}
 	/* Without _O_TEXT the descriptor is binary: the C library writes the bytes as they are. */
@@ -212,5 +263,7 @@ void platform_wall_clock(long long *seconds, long *microseconds)
 }
 
 long platform_process_id(void) { return (long)GetCurrentProcessId(); }
+
+void platform_yield(void) { SwitchToThread(); }
 
 void platform_after_fork_in_child(void (*handler)(void)) { (void)handler; }

@@ -11,6 +11,7 @@
 #include "front.h"
 #include "hooks.h"
 #include "import_table.h"
+#include "inject.h"
 #include "libnames.h"
 #include "log.h"
 #include "registry.h"
@@ -113,7 +114,7 @@ out:
 static LONG(NTAPI *lock_loader)(ULONG flags, ULONG *state, ULONG_PTR *cookie);
 static LONG(NTAPI *unlock_loader)(ULONG flags, ULONG_PTR cookie);
 
-static void start(HMODULE self)
+static void start(HMODULE self, enum inject_restore restored, unsigned long restore_error)
 {
 	config_load(environment, false);
 	const struct config *config = config_get();
@@ -121,6 +122,14 @@ static void start(HMODULE self)
 		return;
 	if (config->log_file[0])
 		log_open_event_file(config->log_file);
+	if (restored == INJECT_RESTORE_DONE)
+		log_message(LOG_DEBUG, "loaded through the program's import table, on its main thread; the import directory is put back");
+	else if (restored == INJECT_RESTORE_REFUSED)
+		log_message(LOG_WARN,
+			    "loaded through the program's import table, whose header could not be made writable again "
+			    "(error %lu): its import directory still names nvinterpose.dll first and lies outside the "
+			    "image, so the program's own LoadLibrary calls bypass the runtime",
+			    restore_error);
 	if (config->policy == POLICY_COHERENT)
 		log_message(LOG_WARN, "NVINTERPOSE_POLICY=coherent is not available on Windows; using fallback");
 	registry_init();
@@ -165,7 +174,10 @@ BOOL WINAPI DllMain(HINSTANCE instance, DWORD reason, LPVOID reserved)
 		DWORD saved = GetLastError();
 		int saved_errno = errno;
 		DisableThreadLibraryCalls(instance);
-		start(instance);
+		/* First, whatever the settings: the loader has read the program's import table by now. */
+		unsigned long restore_error;
+		enum inject_restore restored = inject_restore_imports(&restore_error);
+		start(instance, restored, restore_error);
 		errno = saved_errno;
 		SetLastError(saved);
 	}

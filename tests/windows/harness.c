@@ -30,12 +30,24 @@ void harness_skip(const char *format, ...)
 {
 	va_list args;
 	va_start(args, format);
-	fputs("skipped: ", stdout);
+	fputs(failures ? "stopped: " : "skipped: ", stdout);
 	vprintf(format, args);
 	putchar('\n');
 	fflush(stdout);
 	va_end(args);
-	exit(HARNESS_SKIP);
+	/* A skip after a failed check would hide the failure. */
+	exit(failures ? 1 : HARNESS_SKIP);
+}
+
+bool harness_contains(const char *text, const char *part) { return text && strstr(text, part); }
+
+void harness_print_indented(const char *output)
+{
+	for (const char *s = output; *s;) {
+		size_t n = strcspn(s, "\n");
+		printf("    | %.*s\n", (int)n, s);
+		s += n + (s[n] == '\n');
+	}
 }
 
 const char *harness_utf8(const wchar_t *wide)
@@ -161,7 +173,9 @@ char *harness_read_text(const wchar_t *path)
 	return text;
 }
 
-long harness_run(const wchar_t *command_line, char *output, size_t size)
+/* One body for both entries: the process is started by CreateProcessW, or by CreateProcessA with
+   the line in the code page, so that a hooked CreateProcessA is exercised as it is. */
+static long run_and_capture(const wchar_t *wide_line, const char *narrow_line, char *output, size_t size)
 {
 	SECURITY_ATTRIBUTES inherit = { sizeof(inherit), NULL, TRUE };
 	HANDLE read_end, write_end;
@@ -169,14 +183,23 @@ long harness_run(const wchar_t *command_line, char *output, size_t size)
 	if (!CreatePipe(&read_end, &write_end, &inherit, 0))
 		return -1;
 	SetHandleInformation(read_end, HANDLE_FLAG_INHERIT, 0);
-	STARTUPINFOW startup = { .cb = sizeof(startup), .dwFlags = STARTF_USESTDHANDLES };
-	startup.hStdInput = GetStdHandle(STD_INPUT_HANDLE);
-	startup.hStdOutput = write_end;
-	startup.hStdError = write_end;
 	PROCESS_INFORMATION process;
-	wchar_t *line = _wcsdup(command_line);
-	bool started = line && CreateProcessW(NULL, line, NULL, NULL, TRUE, 0, NULL, NULL, &startup, &process);
-	free(line);
+	bool started = false;
+	if (wide_line) {
+		STARTUPINFOW startup = { .cb = sizeof(startup), .dwFlags = STARTF_USESTDHANDLES };
+		startup.hStdInput = GetStdHandle(STD_INPUT_HANDLE);
+		startup.hStdOutput = startup.hStdError = write_end;
+		wchar_t *line = _wcsdup(wide_line);
+		started = line && CreateProcessW(NULL, line, NULL, NULL, TRUE, 0, NULL, NULL, &startup, &process);
+		free(line);
+	} else {
+		STARTUPINFOA startup = { .cb = sizeof(startup), .dwFlags = STARTF_USESTDHANDLES };
+		startup.hStdInput = GetStdHandle(STD_INPUT_HANDLE);
+		startup.hStdOutput = startup.hStdError = write_end;
+		char *line = _strdup(narrow_line);
+		started = line && CreateProcessA(NULL, line, NULL, NULL, TRUE, 0, NULL, NULL, &startup, &process);
+		free(line);
+	}
 	CloseHandle(write_end);
 	if (!started) {
 		CloseHandle(read_end);
@@ -198,4 +221,14 @@ long harness_run(const wchar_t *command_line, char *output, size_t size)
 	CloseHandle(process.hProcess);
 	CloseHandle(process.hThread);
 	return (long)code;
+}
+
+long harness_run(const wchar_t *command_line, char *output, size_t size)
+{
+	return run_and_capture(command_line, NULL, output, size);
+}
+
+long harness_run_ansi(const char *command_line, char *output, size_t size)
+{
+	return run_and_capture(NULL, command_line, output, size);
 }

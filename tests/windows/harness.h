@@ -15,7 +15,7 @@
 void harness_check(bool held, const char *format, ...) __attribute__((format(gnu_printf, 2, 3)));
 /* 0 when every check held, 1 otherwise. */
 int harness_result(void);
-/* Prints the reason and exits 77. */
+/* Prints the reason and exits 77, or 1 when a check has failed already. */
 void harness_skip(const char *format, ...) __attribute__((format(gnu_printf, 1, 2), noreturn));
 
 /* A file the build made, named by an environment variable (a Unix path under Wine, which maps
@@ -38,6 +38,13 @@ void harness_join(wchar_t *out, const wchar_t *folder, const wchar_t *name);
 /* Runs a command line with stdout and stderr captured into output (NUL-terminated); returns its
    exit code, or -1 when it could not be started. */
 long harness_run(const wchar_t *command_line, char *output, size_t size);
+/* The same through CreateProcessA, the line in the code page. */
+long harness_run_ansi(const char *command_line, char *output, size_t size);
+
+/* Whether text (may be NULL) holds part. */
+bool harness_contains(const char *text, const char *part);
+/* Prints a child's output, each line as "    | LINE". */
+void harness_print_indented(const char *output);
 
 /* A wide string in UTF-8 for messages (a few rotating static buffers). */
 const char *harness_utf8(const wchar_t *wide);

@@ -12,6 +12,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <io.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,6 +198,58 @@ static void test_event_log(void)
 		      seconds);
 }
 
+/* The event log is a file on disk or nothing (platform.h): a pipe blocks the writer when nobody
+   reads it, and opening its name connects to its server, which is refused before opening; so are
+   the device namespace and the reserved names (NUL, CON) in any folder. */
+static void test_event_log_refuses_pipes_and_devices(void)
+{
+	char pipe_name[128];
+	wchar_t wide_pipe[128];
+	snprintf(pipe_name, sizeof(pipe_name), "nvinterpose-test-%lu", GetCurrentProcessId());
+	_snwprintf(wide_pipe, 128, L"\\\\.\\pipe\\%hs", pipe_name);
+	HANDLE server = CreateNamedPipeW(wide_pipe, PIPE_ACCESS_INBOUND | FILE_FLAG_OVERLAPPED, PIPE_TYPE_BYTE | PIPE_WAIT,
+					 PIPE_UNLIMITED_INSTANCES, 4096, 4096, 0, NULL);
+	if (server == INVALID_HANDLE_VALUE)
+		harness_skip("no named pipe can be created here (error %lu)", GetLastError());
+	char rows[9][HARNESS_PATH_MAX * 3];
+	snprintf(rows[0], sizeof(rows[0]), "\\\\.\\pipe\\%s", pipe_name);
+	snprintf(rows[1], sizeof(rows[1]), "\\\\?\\pipe\\%s", pipe_name);
+	snprintf(rows[2], sizeof(rows[2]), "//./pipe/%s", pipe_name);
+	snprintf(rows[3], sizeof(rows[3]), "\\\\localhost\\pipe\\%s", pipe_name);
+	snprintf(rows[4], sizeof(rows[4]), "\\\\?\\UNC\\localhost\\PIPE\\%s", pipe_name);
+	snprintf(rows[5], sizeof(rows[5]), "%s", at("NUL"));
+	snprintf(rows[6], sizeof(rows[6]), "CON");
+	snprintf(rows[7], sizeof(rows[7]), "\\\\.\\NUL");
+	snprintf(rows[8], sizeof(rows[8]), "\\\\?\\GLOBALROOT\\Device\\Null");
+	for (int i = 0; i < 9; i++) {
+		errno = 0;
+		int fd = platform_open_append(rows[i]);
+		harness_check(fd < 0 && errno == EINVAL, "the event log refuses %s (fd %d, errno %d)", rows[i], fd, errno);
+		if (fd >= 0)
+			close(fd);
+	}
+	harness_check(!log_open_event_file(rows[0]), "log_open_event_file refuses the pipe and says so");
+	OVERLAPPED overlapped = { .hEvent = CreateEventW(NULL, TRUE, FALSE, NULL) };
+	BOOL connected = ConnectNamedPipe(server, &overlapped);
+	DWORD error = GetLastError();
+	harness_check(!connected && error == ERROR_IO_PENDING,
+		      "the pipe's server saw no client connect (ConnectNamedPipe: %d, error %lu)", connected, error);
+	CancelIo(server);
+	CloseHandle(overlapped.hEvent);
+	CloseHandle(server);
+
+	/* Files on disk still open, by a drive path or its \\?\ form. */
+	char long_form[HARNESS_PATH_MAX * 3 + 8];
+	snprintf(long_form, sizeof(long_form), "\\\\?\\%s", at("events-long-form.jsonl"));
+	const char *files[] = { at("events-plain.jsonl"), long_form };
+	for (int i = 0; i < 2; i++) {
+		int fd = platform_open_append(files[i]);
+		harness_check(fd >= 0, "a file on disk opens: %s (errno %d)", files[i], fd < 0 ? errno : 0);
+		if (fd >= 0)
+			close(fd);
+	}
+}
+
 static void test_folder_listing(void)
 {
 	char **names = NULL;
@@ -228,6 +281,7 @@ int main(void)
 	test_wheel_siblings();
 	test_settings();
 	test_event_log();
+	test_event_log_refuses_pipes_and_devices();
 	test_folder_listing();
 	return harness_result();
 }

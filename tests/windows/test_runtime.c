@@ -39,6 +39,7 @@ struct tree {
 
 static wchar_t runtime_path[HARNESS_PATH_MAX], launcher_path[HARNESS_PATH_MAX], self_path[HARNESS_PATH_MAX];
 static wchar_t standin_nvrtc_path[HARNESS_PATH_MAX], standin_builtins_path[HARNESS_PATH_MAX];
+static wchar_t probe_path[HARNESS_PATH_MAX];
 
 static void copy_into(const wchar_t *from, const wchar_t *folder, const wchar_t *name)
 {
@@ -108,17 +109,6 @@ static int check_ways(standin_load_function load, const wchar_t *name, bool foun
 	return held == WAY_COUNT;
 }
 
-static bool contains(const char *text, const char *part) { return text && strstr(text, part); }
-
-static void print_indented(const char *output)
-{
-	for (const char *s = output; *s;) {
-		size_t n = strcspn(s, "\n");
-		printf("    | %.*s\n", (int)n, s);
-		s += n + (s[n] == '\n');
-	}
-}
-
 /* Runs this program again with arguments, prints what it said, returns its exit code. */
 static long run_self(const wchar_t *prefix, const wchar_t *arguments, char *output)
 {
@@ -126,7 +116,7 @@ static long run_self(const wchar_t *prefix, const wchar_t *arguments, char *outp
 	_snwprintf(line, HARNESS_PATH_MAX * 4, L"%ls\"%ls\" %ls", prefix, self_path, arguments);
 	line[HARNESS_PATH_MAX * 4 - 1] = L'\0';
 	long code = harness_run(line, output, OUTPUT_BYTES);
-	print_indented(output);
+	harness_print_indented(output);
 	return code;
 }
 
@@ -248,7 +238,7 @@ static void case_no_add_dll_directory(struct tree *tree)
 	check_ways(load, BUILTINS, true, "NVINTERPOSE_ADD_DLL_DIRECTORY=0");
 	check_marker(tree, false);
 	char *events = harness_read_text(tree->events);
-	harness_check(contains(events, "\"event\":\"redirect\"") && !contains(events, "add-dll-directory"),
+	harness_check(harness_contains(events, "\"event\":\"redirect\"") && !harness_contains(events, "add-dll-directory"),
 		      "the event log shows redirects and no AddDllDirectory");
 }
 
@@ -277,10 +267,10 @@ static void case_wheel_sibling(struct tree *tree)
 		      "NVRTC finds nvJitLink in the sibling wheel nvidia\\nvjitlink\\bin, past a non-DLL of that name on PATH (error %lu)",
 		      error);
 	char *events = harness_read_text(tree->events);
-	harness_check(contains(events, "\"reason\":\"wheel sibling\"") && contains(events, "\"event\":\"register\""),
+	harness_check(harness_contains(events, "\"reason\":\"wheel sibling\"") && harness_contains(events, "\"event\":\"register\""),
 		      "the event log has the registration and the wheel-sibling redirect");
 	if (events)
-		print_indented(events);
+		harness_print_indented(events);
 }
 
 static void case_entry_points_and_repeats(struct tree *tree)
@@ -369,43 +359,123 @@ static void child_arguments(wchar_t *out, const char *expect, const struct tree 
 	out[HARNESS_PATH_MAX * 2 - 1] = L'\0';
 }
 
+/* ---- The probe: a child whose start-up is what is checked (probe.c) ---------------------------- */
+
+/* What the probe says when the runtime came in through its import table: loaded by its own loader
+   before its DLLs' initialization, on the main thread, no thread started for it, and the import
+   directory put back. */
+static const char *const by_import_table[] = {
+	"runtime in this process: yes",
+	"static initialization on the main thread: yes",
+	"runtime loaded before static initialization: yes",
+	"hooks in place at static initialization: yes",
+	"threads started before main: 0",
+	"import directory as in the file: yes",
+};
+/* And without the runtime: the probe's own baseline. */
+static const char *const without_it[] = {
+	"runtime in this process: no",
+	"static initialization on the main thread: yes",
+	"threads started before main: 0",
+	"import directory as in the file: yes",
+};
+#define LINES(list) list, sizeof(list) / sizeof(list[0])
+
+static void check_probe(const char *how, long code, const char *output, const char *const *lines, size_t count)
+{
+	harness_print_indented(output);
+	harness_check(code == 0, "%s: the probe started and exited 0 (%ld)", how, code);
+	for (size_t i = 0; i < count; i++)
+		harness_check(harness_contains(output, lines[i]), "%s: %s", how, lines[i]);
+}
+
 static void case_child(struct tree *tree)
 {
 	static char output[OUTPUT_BYTES];
-	wchar_t arguments[HARNESS_PATH_MAX * 2];
+	wchar_t arguments[HARNESS_PATH_MAX * 2], line[HARNESS_PATH_MAX + 8];
+	char narrow[HARNESS_PATH_MAX * 3 + 8];
+	_snwprintf(line, HARNESS_PATH_MAX + 8, L"\"%ls\"", probe_path);
+	snprintf(narrow, sizeof(narrow), "\"%s\"", harness_utf8(probe_path));
+	check_probe("without the runtime", harness_run(line, output, OUTPUT_BYTES), output, LINES(without_it));
+
+	/* The child's runtime says how it came in (on the child's stderr, captured with its stdout). */
+	SetEnvironmentVariableW(L"NVINTERPOSE_LOG", L"debug");
 	load_runtime();
+	long code = harness_run(line, output, OUTPUT_BYTES);
+	check_probe("CreateProcessW", code, output, LINES(by_import_table));
+	harness_check(harness_contains(output, "loaded through the program's import table"), "CreateProcessW: the child's runtime says so");
+	code = harness_run_ansi(narrow, output, OUTPUT_BYTES);
+	check_probe("CreateProcessA", code, output, LINES(by_import_table));
+	harness_check(harness_contains(output, "loaded through the program's import table"), "CreateProcessA: the child's runtime says so");
+	SetEnvironmentVariableW(L"NVINTERPOSE_LOG", NULL);
+
 	child_arguments(arguments, "found", tree);
-	harness_check(run_self(L"", arguments, output) == 0 && contains(output, "runtime in this process: yes"),
+	harness_check(run_self(L"", arguments, output) == 0 && harness_contains(output, "runtime in this process: yes"),
 		      "a child started with CreateProcessW gets the runtime and finds the builtins");
-	/* CreateProcessA, with the child's own command line in the code page. */
-	char line[HARNESS_PATH_MAX * 4];
-	snprintf(line, sizeof(line), "\"%s\" child-expect found \"%s\"", harness_utf8(self_path), harness_utf8(tree->nvrtc));
-	STARTUPINFOA startup = { .cb = sizeof(startup) };
-	PROCESS_INFORMATION process;
-	DWORD code = 1;
-	if (CreateProcessA(NULL, line, NULL, NULL, TRUE, 0, NULL, NULL, &startup, &process)) {
-		WaitForSingleObject(process.hProcess, INFINITE);
-		GetExitCodeProcess(process.hProcess, &code);
-		CloseHandle(process.hProcess);
-		CloseHandle(process.hThread);
-	}
-	harness_check(code == 0, "a child started with CreateProcessA gets the runtime too (exit %lu)", code);
+	snprintf(narrow, sizeof(narrow), "\"%s\" child-expect found \"%s\"", harness_utf8(self_path), harness_utf8(tree->nvrtc));
+	code = harness_run_ansi(narrow, output, OUTPUT_BYTES);
+	harness_print_indented(output);
+	harness_check(code == 0 && harness_contains(output, "runtime in this process: yes"),
+		      "a child started with CreateProcessA gets the runtime and finds the builtins (exit %ld)", code);
+
 	/* A child created suspended stays suspended until its creator resumes it. */
 	wchar_t command[HARNESS_PATH_MAX * 4];
 	_snwprintf(command, HARNESS_PATH_MAX * 4, L"\"%ls\" exit-with 7", self_path);
 	STARTUPINFOW startup_w = { .cb = sizeof(startup_w) };
-	code = 1;
+	PROCESS_INFORMATION process;
+	DWORD exit_code = 1;
 	if (CreateProcessW(NULL, command, NULL, NULL, FALSE, CREATE_SUSPENDED, NULL, NULL, &startup_w, &process)) {
 		bool still_waiting = WaitForSingleObject(process.hProcess, 300) == WAIT_TIMEOUT;
 		ResumeThread(process.hThread);
 		WaitForSingleObject(process.hProcess, INFINITE);
-		GetExitCodeProcess(process.hProcess, &code);
-		harness_check(still_waiting && code == 7, "CREATE_SUSPENDED is kept: the child runs once resumed (exit %lu)", code);
+		GetExitCodeProcess(process.hProcess, &exit_code);
+		harness_check(still_waiting && exit_code == 7, "CREATE_SUSPENDED is kept: the child runs once resumed (exit %lu)",
+			      exit_code);
 		CloseHandle(process.hProcess);
 		CloseHandle(process.hThread);
 	} else {
 		harness_check(false, "CreateProcessW with CREATE_SUSPENDED (error %lu)", GetLastError());
 	}
+}
+
+/* A child whose creator's attribute list holds an attribute that may forbid the DLL (here a
+   mitigation policy) gets the fallback, a thread of its own, and the log says so; the probe then
+   sees its DLLs initialized on that thread, before the runtime came. A list with only a handle list,
+   as Python's subprocess passes, keeps the import table. */
+static void case_child_fallback(struct tree *tree)
+{
+	static char output[OUTPUT_BYTES];
+	(void)tree;
+	long code = run_self(L"", L"spawn-probe mitigation", output);
+	harness_check(code == 0, "the spawning process ran (%ld)", code);
+	harness_check(harness_contains(output, "the runtime was loaded by a thread of its own") &&
+			      harness_contains(output, "attribute list holds a mitigation policy"),
+		      "a mitigation policy attribute: the runtime's log says the fallback was used, and why");
+	harness_check(harness_contains(output, "runtime in this process: yes"), "the child got the runtime all the same");
+	harness_check(harness_contains(output, "static initialization on the main thread: no") &&
+			      harness_contains(output, "runtime loaded before static initialization: no"),
+		      "the probe tells the fallback from the import table (its DLLs ran on the injected thread, first)");
+
+	code = run_self(L"", L"spawn-probe handle-list", output);
+	harness_check(code == 0 && harness_contains(output, "probe exit: 0"), "a handle list: the probe ran (%ld)", code);
+	harness_check(!harness_contains(output, "thread of its own"), "a handle list: no fallback");
+	for (size_t i = 0; i < sizeof(by_import_table) / sizeof(by_import_table[0]); i++)
+		harness_check(harness_contains(output, by_import_table[i]), "a handle list: %s", by_import_table[i]);
+}
+
+/* The DLL the runtime would give a child is no longer where it was loaded from: the child starts,
+   without it, and the log says why. */
+static void case_child_dll_missing(struct tree *tree)
+{
+	static char output[OUTPUT_BYTES];
+	wchar_t arguments[HARNESS_PATH_MAX * 2];
+	_snwprintf(arguments, HARNESS_PATH_MAX * 2, L"spawn-probe missing \"%ls\"", tree->root);
+	long code = run_self(L"", arguments, output);
+	harness_check(code == 0, "the spawning process ran (%ld)", code);
+	harness_check(harness_contains(output, "runs without the runtime") && harness_contains(output, "is not there"),
+		      "the runtime's log says the child runs without it, and why");
+	harness_check(harness_contains(output, "probe exit: 0") && harness_contains(output, "runtime in this process: no"),
+		      "the child started, without the runtime");
 }
 
 static void case_children_off(struct tree *tree)
@@ -415,7 +485,7 @@ static void case_children_off(struct tree *tree)
 	SetEnvironmentVariableW(L"NVINTERPOSE_CHILDREN", L"0");
 	load_runtime();
 	child_arguments(arguments, "missing", tree);
-	harness_check(run_self(L"", arguments, output) == 0 && contains(output, "runtime in this process: no"),
+	harness_check(run_self(L"", arguments, output) == 0 && harness_contains(output, "runtime in this process: no"),
 		      "with NVINTERPOSE_CHILDREN=0 a child runs without the runtime, and the builtins stay missing");
 }
 
@@ -426,9 +496,12 @@ static void case_launcher(struct tree *tree)
 	_snwprintf(prefix, HARNESS_PATH_MAX + 64, L"\"%ls\" ", launcher_path);
 
 	child_arguments(arguments, "found", tree);
-	harness_check(run_self(prefix, arguments, output) == 0 && contains(output, "runtime in this process: yes"),
+	harness_check(run_self(prefix, arguments, output) == 0 && harness_contains(output, "runtime in this process: yes"),
 		      "nvinterpose-run.exe PROGRAM: the program gets the runtime and finds the builtins");
 	harness_check(run_self(prefix, L"exit-with 42", output) == 42, "nvinterpose-run.exe returns the program's exit code");
+	_snwprintf(line, HARNESS_PATH_MAX * 3, L"\"%ls\" \"%ls\"", launcher_path, probe_path);
+	long probe_code = harness_run(line, output, OUTPUT_BYTES);
+	check_probe("nvinterpose-run.exe", probe_code, output, LINES(by_import_table));
 	_snwprintf(arguments, HARNESS_PATH_MAX * 2, L"spawn found \"%ls\"", tree->nvrtc);
 	harness_check(run_self(prefix, arguments, output) == 0, "a child of a program run by the launcher gets the runtime");
 	_snwprintf(prefix, HARNESS_PATH_MAX + 64, L"\"%ls\" --no-children -- ", launcher_path);
@@ -437,32 +510,32 @@ static void case_launcher(struct tree *tree)
 
 	_snwprintf(line, HARNESS_PATH_MAX * 3, L"\"%ls\" Z:\\no\\such\\program.exe", launcher_path);
 	long code = harness_run(line, output, OUTPUT_BYTES);
-	harness_check(code == 127 && contains(output, "program not found"), "a missing program: exit 127, said plainly (%ld: %s)",
+	harness_check(code == 127 && harness_contains(output, "program not found"), "a missing program: exit 127, said plainly (%ld: %s)",
 		      code, output);
 	_snwprintf(line, HARNESS_PATH_MAX * 3, L"\"%ls\" --library Z:\\no\\such\\nvinterpose.dll \"%ls\" exit-with 0",
 		   launcher_path, self_path);
 	code = harness_run(line, output, OUTPUT_BYTES);
-	harness_check(code == 2 && contains(output, "no such file"), "a missing DLL: exit 2, said plainly (%ld: %s)", code, output);
+	harness_check(code == 2 && harness_contains(output, "no such file"), "a missing DLL: exit 2, said plainly (%ld: %s)", code, output);
 	_snwprintf(line, HARNESS_PATH_MAX * 3, L"\"%ls\" --library \"%ls\\nvrtc-builtins64_131.dll\" \"%ls\" exit-with 0",
 		   launcher_path, tree->nvrtc_bin, self_path);
 	code = harness_run(line, output, OUTPUT_BYTES);
-	harness_check(code == 2 && contains(output, "is not a DLL"), "a --library that is no DLL: exit 2, said plainly (%ld: %s)",
+	harness_check(code == 2 && harness_contains(output, "is not a DLL"), "a --library that is no DLL: exit 2, said plainly (%ld: %s)",
 		      code, output);
 	_snwprintf(line, HARNESS_PATH_MAX * 3, L"\"%ls\" --help", launcher_path);
 	code = harness_run(line, output, OUTPUT_BYTES);
-	harness_check(code == 0 && contains(output, "Usage: nvinterpose-run"), "--help");
+	harness_check(code == 0 && harness_contains(output, "Usage: nvinterpose-run"), "--help");
 	_snwprintf(line, HARNESS_PATH_MAX * 3, L"\"%ls\" --version", launcher_path);
 	code = harness_run(line, output, OUTPUT_BYTES);
-	harness_check(code == 0 && contains(output, "nvinterpose-run " NVI_VERSION), "--version (%s)", output);
+	harness_check(code == 0 && harness_contains(output, "nvinterpose-run " NVI_VERSION), "--version (%s)", output);
 	_snwprintf(line, HARNESS_PATH_MAX * 3, L"\"%ls\" --frobnicate x", launcher_path);
 	code = harness_run(line, output, OUTPUT_BYTES);
-	harness_check(code == 2 && contains(output, "unknown option"), "an unknown option: exit 2");
+	harness_check(code == 2 && harness_contains(output, "unknown option"), "an unknown option: exit 2");
 	_snwprintf(line, HARNESS_PATH_MAX * 3, L"\"%ls\"", launcher_path);
 	code = harness_run(line, output, OUTPUT_BYTES);
-	harness_check(code == 2 && contains(output, "no program given"), "no program: exit 2");
+	harness_check(code == 2 && harness_contains(output, "no program given"), "no program: exit 2");
 	_snwprintf(line, HARNESS_PATH_MAX * 3, L"\"%ls\" --policy sideways x", launcher_path);
 	code = harness_run(line, output, OUTPUT_BYTES);
-	harness_check(code == 2 && contains(output, "--policy"), "a bad --policy: exit 2");
+	harness_check(code == 2 && harness_contains(output, "--policy"), "a bad --policy: exit 2");
 }
 
 static void case_disabled(struct tree *tree)
@@ -530,6 +603,99 @@ static int mode_spawn(const wchar_t *expect, const wchar_t *nvrtc_path)
 	return harness_result();
 }
 
+/* A real x86 program: another machine than the runtime's. The parent decides from its header; the
+   child starts without the runtime, where this machine runs 32-bit programs at all (the plain run
+   says whether it does). The launcher refuses it: asked for the runtime, it runs nothing without. */
+static void case_child_other_machine(struct tree *tree)
+{
+	static char output[OUTPUT_BYTES];
+	wchar_t probe32[HARNESS_PATH_MAX], line[HARNESS_PATH_MAX * 2], arguments[HARNESS_PATH_MAX + 32];
+	(void)tree;
+	if (!getenv("NVI_PROBE32"))
+		harness_skip("no 32-bit probe: i686-w64-mingw32-gcc was not found when the build was configured");
+	harness_path_from_environment("NVI_PROBE32", probe32);
+	_snwprintf(line, HARNESS_PATH_MAX * 2, L"\"%ls\"", probe32);
+	long plain = harness_run(line, output, OUTPUT_BYTES);
+	bool runs_here = plain == 3 && harness_contains(output, "32-bit probe ran");
+	if (!runs_here)
+		printf("32-bit programs do not run here (exit %ld without the runtime): only the decisions are checked\n", plain);
+
+	_snwprintf(arguments, HARNESS_PATH_MAX + 32, L"spawn-probe x86 \"%ls\"", probe32);
+	long code = run_self(L"", arguments, output);
+	harness_check(code == 0, "the spawning process ran (%ld)", code);
+	harness_check(harness_contains(output, "runs without the runtime: the program is for x86 and nvinterpose.dll for x64"),
+		      "the runtime's log says the x86 child runs without it, and why");
+	if (runs_here)
+		harness_check(harness_contains(output, "32-bit probe ran") && harness_contains(output, "probe exit: 3"),
+			      "the x86 child started and ran to its end");
+
+	_snwprintf(line, HARNESS_PATH_MAX * 2, L"\"%ls\" \"%ls\"", launcher_path, probe32);
+	code = harness_run(line, output, OUTPUT_BYTES);
+	harness_print_indented(output);
+	harness_check(code == 126 && harness_contains(output, "cannot take") && harness_contains(output, "the program is for x86") &&
+			      !harness_contains(output, "32-bit probe ran"),
+		      "nvinterpose-run.exe refuses the x86 program with exit 126, saying why, and runs nothing (%ld)", code);
+}
+
+/* spawn-probe mitigation | handle-list | missing FOLDER | x86 PROGRAM: loads the runtime (missing: a
+   copy in FOLDER, which is then renamed; x86: PROGRAM instead of the probe, with
+   NVINTERPOSE_LOG=info), starts the probe (mitigation, handle-list: with that attribute in its
+   list) and prints its exit code; the
+   probe writes to this process's output, and the runtime logs warnings there too. */
+static int mode_spawn_probe(int argc, wchar_t **argv)
+{
+	bool missing = wcscmp(argv[2], L"missing") == 0, x86 = wcscmp(argv[2], L"x86") == 0;
+	SetEnvironmentVariableW(L"NVINTERPOSE_LOG", x86 ? L"info" : L"warn");
+	if (x86 && argc < 4)
+		return 2;
+	wchar_t copy[HARNESS_PATH_MAX], moved[HARNESS_PATH_MAX];
+	if (missing) {
+		if (argc < 4)
+			return 2;
+		harness_join(copy, argv[3], L"nvinterpose.dll");
+		harness_join(moved, argv[3], L"nvinterpose.dll.moved");
+		if (!harness_copy(runtime_path, copy) || !LoadLibraryW(copy) || !MoveFileW(copy, moved)) {
+			printf("cannot load a copy of the runtime and move it away (error %lu)\n", GetLastError());
+			return 1;
+		}
+	} else if (!LoadLibraryW(runtime_path)) {
+		printf("the runtime does not load (error %lu)\n", GetLastError());
+		return 1;
+	}
+	wchar_t line[HARNESS_PATH_MAX + 8];
+	_snwprintf(line, HARNESS_PATH_MAX + 8, L"\"%ls\"", x86 ? argv[3] : probe_path);
+	/* mitigation: an attribute that can forbid a DLL (its value asks for no mitigation at all);
+	   handle-list: one that cannot, the probe's output handle, as Python's subprocess passes it. */
+	bool mitigation = wcscmp(argv[2], L"mitigation") == 0, handle_list = wcscmp(argv[2], L"handle-list") == 0;
+	STARTUPINFOEXW startup = { .StartupInfo.cb = sizeof(startup) };
+	SIZE_T size = 0;
+	InitializeProcThreadAttributeList(NULL, 1, 0, &size);
+	startup.lpAttributeList = malloc(size);
+	if (!startup.lpAttributeList || !InitializeProcThreadAttributeList(startup.lpAttributeList, 1, 0, &size))
+		return 1;
+	DWORD64 no_mitigation = 0;
+	HANDLE inherited[1] = { GetStdHandle(STD_OUTPUT_HANDLE) };
+	if ((mitigation && !UpdateProcThreadAttribute(startup.lpAttributeList, 0, PROC_THREAD_ATTRIBUTE_MITIGATION_POLICY,
+						     &no_mitigation, sizeof(no_mitigation), NULL, NULL)) ||
+	    (handle_list && !UpdateProcThreadAttribute(startup.lpAttributeList, 0, PROC_THREAD_ATTRIBUTE_HANDLE_LIST, inherited,
+						      sizeof(inherited), NULL, NULL))) {
+		printf("the attribute cannot be set (error %lu)\n", GetLastError());
+		return 1;
+	}
+	PROCESS_INFORMATION process;
+	DWORD flags = mitigation || handle_list ? EXTENDED_STARTUPINFO_PRESENT : 0;
+	if (!CreateProcessW(NULL, line, NULL, NULL, TRUE, flags, NULL, NULL, &startup.StartupInfo, &process)) {
+		printf("the probe could not be started (error %lu)\n", GetLastError());
+		return 1;
+	}
+	WaitForSingleObject(process.hProcess, INFINITE);
+	DWORD code = 1;
+	GetExitCodeProcess(process.hProcess, &code);
+	printf("probe exit: %lu\n", code);
+	DeleteProcThreadAttributeList(startup.lpAttributeList);
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	void (*run)(struct tree *tree);
@@ -543,6 +709,9 @@ static const struct {
 	{ "missing_keeps_its_error", case_missing_keeps_its_error },
 	{ "threads", case_threads },
 	{ "child", case_child },
+	{ "child_fallback", case_child_fallback },
+	{ "child_dll_missing", case_child_dll_missing },
+	{ "child_other_machine", case_child_other_machine },
 	{ "children_off", case_children_off },
 	{ "launcher", case_launcher },
 	{ "disabled", case_disabled },
@@ -561,6 +730,11 @@ int wmain(int argc, wchar_t **argv)
 		return mode_child_expect(argv[2], argv[3]);
 	if (argc == 4 && wcscmp(argv[1], L"spawn") == 0)
 		return mode_spawn(argv[2], argv[3]);
+	if (argc >= 3 && wcscmp(argv[1], L"spawn-probe") == 0) {
+		harness_path_from_environment("NVI_RUNTIME", runtime_path);
+		harness_path_from_environment("NVI_PROBE", probe_path);
+		return mode_spawn_probe(argc, argv);
+	}
 	if (argc != 2) {
 		fprintf(stderr, "usage: test_runtime CASE\n");
 		return 2;
@@ -569,6 +743,7 @@ int wmain(int argc, wchar_t **argv)
 	harness_path_from_environment("NVI_LAUNCHER", launcher_path);
 	harness_path_from_environment("NVI_STANDIN_NVRTC", standin_nvrtc_path);
 	harness_path_from_environment("NVI_STANDIN_BUILTINS", standin_builtins_path);
+	harness_path_from_environment("NVI_PROBE", probe_path);
 	char name[64];
 	WideCharToMultiByte(CP_UTF8, 0, argv[1], -1, name, sizeof(name), NULL, NULL);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

@@ -1,0 +1,104 @@
+/* The LD_AUDIT front (LD_AUDIT=libnvinterpose.so, nvinterpose-run --audit): the loader itself asks
+ * the runtime before each search, so a program linked directly against a wheel library whose NVIDIA
+ * DT_NEEDED lies in a sibling wheel folder starts, which no LD_PRELOAD hook can help (the search
+ * happens before main).
+ *
+ *   la_version    the version the loader offers, bounded by this build's LAV_CURRENT (glibc 2.35
+ *                 and later on aarch64 refuse an auditor that answers 1 to a newer loader);
+ *   la_objopen    every NVIDIA object mapped in any namespace has its folder registered; the object
+ *                 is kept in the cookie, and 0 returned, so no symbol binding is traced;
+ *   la_objsearch  for an NVIDIA name at LA_SER_ORIG (before the loader's own search; an answer
+ *                 there replaces that search, and answering a later candidate would make glibc keep
+ *                 the candidate's name as the object's): a path only when the requester's whole
+ *                 search, as far as this process can see it, holds no copy (src/linux/lookup.c,
+ *                 lookup_for_requester: its RPATH chain, LD_LIBRARY_PATH, RUNPATH and the system
+ *                 folders as the loader lists them, every glibc-hwcaps subfolder, a legacy hwcap
+ *                 folder or an ld.so.cache entry counting as "the loader may find it"); otherwise
+ *                 the name unchanged.
+ *
+ * The audit library is the same libnvinterpose.so, loaded into a namespace of its own with data of
+ * its own: start-up there does nothing but this (start_in_audit_namespace). A preloaded copy
+ * in the program's namespace and the audit copy learn the same origins, each from every load it
+ * sees; neither answers where the loader would find the library, so both together do no worse than
+ * either alone. Names asked in other dlmopen namespaces get the same answers: the loader asks there
+ * too, per requester. */
+#define _GNU_SOURCE
+#include "config.h"
+#include "libnames.h"
+#include "loaded.h"
+#include "loader/dst.h"
+#include "log.h"
+#include "lookup.h"
+#include "origins.h"
+#include "report.h"
+#include "start.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <link.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+EXPORT unsigned int la_version(unsigned int version);
+EXPORT unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *cookie);
+EXPORT char *la_objsearch(const char *name, uintptr_t *cookie, unsigned int flag);
+
+unsigned int la_version(unsigned int version)
+{
+	start_once();
+	return version < LAV_CURRENT ? version : LAV_CURRENT;
+}
+
+unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *cookie)
+{
+	(void)lmid;
+	*cookie = (uintptr_t)map;
+	const char *path = map->l_name;
+	char folder[PATH_MAX];
+	int family = path && path[0] ? libnames_match_linux(libnames_basename(path), NULL) : -1;
+	if (family < 0 || config_get()->disabled || path[0] != '/' || !dst_origin_of(path, folder, sizeof(folder)))
+		return 0;
+	/* The requester of the search that found it, when la_objsearch noted one (the loader maps what
+	   it searched for right after, on the same thread). */
+	char asker[PATH_MAX];
+	const char *base = libnames_basename(path);
+	bool asked = loaded_take_asker(base, base, asker, sizeof(asker));
+	origins_register(&(struct origin_load){ .family = family, .folder = folder, .path = path, .name = base,
+						.caller = asked ? asker : NULL,
+						.reason = asked ? "mapped (audit)" : "mapped (audit); the request was not seen" });
+	return 0;
+}
+
+char *la_objsearch(const char *name, uintptr_t *cookie, unsigned int flag)
+{
+	const struct config *config = config_get();
+	struct link_map *requester = (struct link_map *)*cookie;
+	if (flag != LA_SER_ORIG || !requester || strchr(name, '/') || config->disabled || config->policy == POLICY_OFF)
+		return (char *)name;
+	int family = libnames_match_linux(name, NULL);
+	if (family < 0 || libnames_is_driver(family))
+		return (char *)name;
+	int saved_errno = errno;
+	char *answer = (char *)name;
+	struct lookup_load *load = malloc(sizeof(*load));
+	const char *asker = requester->l_name && requester->l_name[0] ? requester->l_name : loaded_program_path();
+	if (report_misses_wanted(false))
+		loaded_note_asker(name, asker);
+	/* The answer's storage outlives the call: the loader keeps using the name it gets. */
+	if (load && lookup_for_requester(name, family, requester, load) && (answer = strdup(load->path))) {
+		const char *reason = load->coherent ? "coherent: the asker's folder or its wheel siblings" : search_step_name(load->step);
+		log_message(LOG_INFO, "%s for %s: the loader is given %s (%s)", name, asker, answer, reason);
+		log_event(&(struct log_event){ .event = "audit-answer", .name = name, .path = answer, .caller = asker,
+					       .family = libnames[family].family, .policy = config_policy_name(config->policy),
+					       .reason = reason });
+	} else {
+		answer = (char *)name;
+	}
+	free(load);
+	errno = saved_errno;
+	return answer;
+}

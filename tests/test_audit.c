@@ -1,0 +1,224 @@
+/* The LD_AUDIT front: programs linked directly against wheel libraries start, because the runtime
+   answers the loader's own searches; everywhere the loader would find a library itself, nothing
+   changes. Stand-ins use sonames no real package ships (.so.77). */
+#define _GNU_SOURCE
+#include "common.h"
+#include "standins.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *const no_env[] = { NULL };
+
+static const char *audit_env(void) { return test_format("LD_AUDIT=%s", test_setting("NVI_RUNTIME")); }
+
+/* Compiles tests/fixtures/linked_main.c into ROOT/program, linked against library (needed_symbol),
+   with the extra flags (its RPATH or RUNPATH). */
+static char *build_program(const char *root, const char *library, const char *needed_symbol, const char *flags)
+{
+	char *program = test_format("%s/program", root);
+	char *command = test_format("'%s' -o '%s' '%s/linked_main.c' -DNEEDED_SYMBOL=%s '%s' %s", test_setting("NVI_CC"), program,
+				    test_setting("NVI_FIXTURES"), needed_symbol, library, flags);
+	const char *argv[] = { "/bin/sh", "-c", command, NULL };
+	struct test_run built = test_run(argv, no_env, 120);
+	ck_assert_msg(built.status == 0, "%s", built.output);
+	return program;
+}
+
+struct split {
+	char *root, *cusparse, *nvjitlink, *program;
+};
+
+/* CUDA 12 style split wheels: cusparse (RUNPATH $ORIGIN, as the real one) in nvidia/cusparse/lib
+   needs nvJitLink from nvidia/nvjitlink/lib; a program linked against cusparse by its folder. */
+static struct split make_split(void)
+{
+	struct split s;
+	s.root = test_tmpdir();
+	char *cusparse_dir = test_format("%s/site-packages/nvidia/cusparse/lib", s.root);
+	char *nvjitlink_dir = test_format("%s/site-packages/nvidia/nvjitlink/lib", s.root);
+	s.nvjitlink = test_format("%s/libnvJitLink.so.77", test_mkdirs(nvjitlink_dir));
+	test_build_library("value.c", s.nvjitlink, "libnvJitLink.so.77", "-DVALUE_SYMBOL=nvjitlink_value -DVALUE=7");
+	s.cusparse = test_format("%s/libcusparse.so.77", test_mkdirs(cusparse_dir));
+	test_build_library("needer.c", s.cusparse, "libcusparse.so.77",
+			   test_format("-DNEEDER_SYMBOL=cusparse_value -DNEEDED_SYMBOL=nvjitlink_value '%s' -Wl,--enable-new-dtags,-rpath,'$ORIGIN'",
+				       s.nvjitlink));
+	/* -rpath-link is for the link alone: it names no folder for the loader. */
+	s.program = build_program(s.root, s.cusparse, "cusparse_value",
+				  test_format("-Wl,-rpath-link,'%s' -Wl,--enable-new-dtags,-rpath,'%s'", nvjitlink_dir, cusparse_dir));
+	return s;
+}
+
+START_TEST(test_program_linked_against_a_split_wheel_starts_under_the_audit_front)
+{
+	struct split s = make_split();
+	const char *argv[] = { s.program, NULL };
+	struct test_run plain = test_run(argv, no_env, 60);
+	ck_assert_msg(plain.status == 127 && test_contains(plain.output, "libnvJitLink.so.77: cannot open shared object file"),
+		      "%d: %s", plain.status, plain.output);
+	const char *preload[] = { standin_preload(), NULL };
+	struct test_run preloaded = test_run(argv, preload, 60);
+	ck_assert_msg(preloaded.status == 127, "no preload hook runs before main: %d: %s", preloaded.status, preloaded.output);
+	const char *env[] = { audit_env(), NULL };
+	struct test_run run = test_run(argv, env, 60);
+	ck_assert_msg(run.status == 0 && test_contains(run.output, "started: 1007"), "%d: %s", run.status, run.output);
+}
+END_TEST
+
+/* The audit front's events: its answer, and the registers of what the loader mapped, each naming
+   the object whose search it was (the program for cusparse, cusparse for nvJitLink). */
+START_TEST(test_audit_events_name_the_requester)
+{
+	struct split s = make_split();
+	char *log = test_format("%s/events.jsonl", s.root);
+	const char *argv[] = { s.program, NULL };
+	const char *env[] = { audit_env(), test_format("NVINTERPOSE_LOG_FILE=%s", log), NULL };
+	struct test_run run = test_run(argv, env, 60);
+	ck_assert_msg(run.status == 0, "%d: %s", run.status, run.output);
+	char *answer = test_find_event(log, "audit-answer", "name", "libnvJitLink.so.77");
+	ck_assert_msg(answer, "%s", test_read_file(log));
+	ck_assert_str_eq(test_event_value(answer, "path"), s.nvjitlink);
+	ck_assert_str_eq(test_event_value(answer, "caller"), s.cusparse);
+	char *registered = test_find_event(log, "register", "name", "libnvJitLink.so.77");
+	ck_assert_msg(registered, "%s", test_read_file(log));
+	ck_assert_str_eq(test_event_value(registered, "caller"), s.cusparse);
+	registered = test_find_event(log, "register", "name", "libcusparse.so.77");
+	ck_assert_msg(registered, "%s", test_read_file(log));
+	ck_assert_str_eq(test_event_value(registered, "caller"), s.program);
+}
+END_TEST
+
+START_TEST(test_library_without_runpath_gets_its_folders_copy)
+{
+	/* The CUDA 13 wheels' libcusolverMg.so.12 has no RUNPATH: its nvJitLink beside it in
+	   nvidia/cu13/lib is not found for it, even from a program whose RUNPATH names that folder. */
+	char *root = test_tmpdir();
+	char *lib = test_format("%s/site-packages/nvidia/cu13/lib", root);
+	char *nvjitlink = test_format("%s/libnvJitLink.so.77", test_mkdirs(lib));
+	test_build_library("value.c", nvjitlink, "libnvJitLink.so.77", "-DVALUE_SYMBOL=nvjitlink_value -DVALUE=5");
+	char *cusolvermg = test_format("%s/libcusolverMg.so.77", lib);
+	test_build_library("needer.c", cusolvermg, "libcusolverMg.so.77",
+			   test_format("-DNEEDER_SYMBOL=cusolvermg_value -DNEEDED_SYMBOL=nvjitlink_value '%s'", nvjitlink));
+	char *program = build_program(root, cusolvermg, "cusolvermg_value", test_format("-Wl,--enable-new-dtags,-rpath,'%s'", lib));
+	const char *argv[] = { program, NULL };
+	struct test_run plain = test_run(argv, no_env, 60);
+	ck_assert_msg(plain.status == 127, "%d: %s", plain.status, plain.output);
+	const char *env[] = { audit_env(), NULL };
+	struct test_run run = test_run(argv, env, 60);
+	ck_assert_msg(run.status == 0 && test_contains(run.output, "started: 1005"), "%d: %s", run.status, run.output);
+}
+END_TEST
+
+START_TEST(test_the_loaders_own_answer_is_kept_wherever_it_finds_the_library)
+{
+	/* LD_LIBRARY_PATH holds another nvJitLink (value 3): the loader finds it, so the audit front
+	   must not answer with the wheel sibling's. */
+	struct split s = make_split();
+	char *system = test_format("%s/system", s.root);
+	test_build_library("value.c", test_format("%s/libnvJitLink.so.77", test_mkdirs(system)), "libnvJitLink.so.77",
+			   "-DVALUE_SYMBOL=nvjitlink_value -DVALUE=3");
+	const char *argv[] = { s.program, NULL };
+	const char *plain_env[] = { test_format("LD_LIBRARY_PATH=%s", system), NULL };
+	const char *env[] = { plain_env[0], audit_env(), NULL };
+	struct test_run plain = test_run(argv, plain_env, 60);
+	struct test_run run = test_run(argv, env, 60);
+	ck_assert_msg(test_contains(plain.output, "started: 1003"), "%s", plain.output);
+	ck_assert_msg(test_contains(run.output, "started: 1003"), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_ordinary_programs_start_the_same_under_the_audit_front)
+{
+	const char *env[] = { audit_env(), NULL };
+	const char *programs[][3] = { { "/bin/true", NULL, NULL }, { "/bin/sh", "-c", "echo ok" }, { test_setting("NVI_PROBE"), "open", "libz.so.1" } };
+	for (size_t i = 0; i < sizeof(programs) / sizeof(programs[0]); i++) {
+		const char *argv[] = { programs[i][0], programs[i][1], programs[i][2], NULL };
+		struct test_run plain = test_run(argv, no_env, 60);
+		struct test_run run = test_run(argv, env, 60);
+		ck_assert_int_eq(run.status, plain.status);
+		ck_assert_str_eq(run.output, plain.output);
+	}
+}
+END_TEST
+
+START_TEST(test_loader_semantics_check_under_ld_audit)
+{
+	/* The shared differential check, with the runtime given to LD_AUDIT where the check gives it
+	   to LD_PRELOAD: every line the same as without it. */
+	const char *checks = test_setting("NVI_SHARED_CHECKS");
+	char *script = test_format("%s/loader-semantics.sh", checks);
+	if (access(script, R_OK) != 0) {
+		printf("skipped: %s is absent\n", script);
+		exit(TEST_SKIP);
+	}
+	char *copy = test_format("%s/loader-semantics-audit.sh", test_tmpdir());
+	char *command = test_format("sed -e 's/LD_PRELOAD=/LD_AUDIT=/' -e 's|here=.*|here=%s|' '%s' > '%s' && bash '%s' '%s'", checks, script,
+				    copy, copy, test_setting("NVI_RUNTIME"));
+	const char *argv[] = { "/bin/sh", "-c", command, NULL };
+	struct test_run run = test_run(argv, no_env, 300);
+	ck_assert_msg(run.status == 0, "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "loader-behaviour lines match"), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_both_fronts_together_do_what_each_does)
+{
+	/* The program starts (the audit front), and NVRTC's builtins load later (the preload front). */
+	struct split s = make_split();
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	const char *env[] = { audit_env(), standin_preload(), NULL };
+	const char *argv[] = { s.program, NULL };
+	struct test_run run = test_run(argv, env, 60);
+	ck_assert_msg(run.status == 0 && test_contains(run.output, "started: 1007"), "%d: %s", run.status, run.output);
+	struct test_run probe = test_probe(env, test_format("call %s nvrtc_like_compile", wheel.nvrtc));
+	ck_assert_msg(test_contains(probe.output, "call nvrtc_like_compile: 42"), "%s", probe.output);
+}
+END_TEST
+
+START_TEST(test_static_tls_with_the_preload_and_the_auditor_together)
+{
+	/* Both copies of the runtime take initial-exec TLS; a library dlopen'ed late that needs room in
+	   the static TLS block must load as it does without them. */
+	char *root = test_tmpdir();
+	char *tls = test_format("%s/libtls_heavy.so.77", root);
+	test_build_library("tls_heavy.c", tls, "libtls_heavy.so.77", "");
+	char *args = test_format("call %s tls_value", tls);
+	struct test_run plain = test_probe(no_env, args);
+	ck_assert_msg(test_contains(plain.output, "call tls_value: 42"), "%s", plain.output);
+	const char *env[] = { audit_env(), standin_preload(), NULL };
+	struct test_run run = test_probe(env, args);
+	ck_assert_msg(test_contains(run.output, "call tls_value: 42"), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_policy_off_and_disable_leave_the_loader_alone)
+{
+	struct split s = make_split();
+	const char *argv[] = { s.program, NULL };
+	const char *settings[] = { "NVINTERPOSE_POLICY=off", "NVINTERPOSE_DISABLE=1" };
+	for (size_t i = 0; i < 2; i++) {
+		const char *env[] = { audit_env(), settings[i], NULL };
+		struct test_run run = test_run(argv, env, 60);
+		ck_assert_msg(run.status == 127, "%s: %d: %s", settings[i], run.status, run.output);
+	}
+}
+END_TEST
+
+int main(void)
+{
+	Suite *suite = suite_create("audit");
+	TCase *tc = tcase_create("audit");
+	tcase_add_test(tc, test_program_linked_against_a_split_wheel_starts_under_the_audit_front);
+	tcase_add_test(tc, test_library_without_runpath_gets_its_folders_copy);
+	tcase_add_test(tc, test_audit_events_name_the_requester);
+	tcase_add_test(tc, test_the_loaders_own_answer_is_kept_wherever_it_finds_the_library);
+	tcase_add_test(tc, test_ordinary_programs_start_the_same_under_the_audit_front);
+	tcase_add_test(tc, test_loader_semantics_check_under_ld_audit);
+	tcase_add_test(tc, test_both_fronts_together_do_what_each_does);
+	tcase_add_test(tc, test_static_tls_with_the_preload_and_the_auditor_together);
+	tcase_add_test(tc, test_policy_off_and_disable_leave_the_loader_alone);
+	suite_add_tcase(suite, tc);
+	return test_main(suite);
+}

@@ -4,6 +4,8 @@
 #include "log.h"
 #include "platform.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -142,6 +144,19 @@ void config_read(struct config *config, const char *(*getenv_fn)(const char *nam
 				    sizeof(config->log_file) - 1);
 		else
 			strcpy(config->log_file, value);
+	}
+
+	/* The process the report is for, named by whoever starts it (the launcher: its own pid, which
+	   the command keeps through exec): the children that inherit the setting stay quiet. */
+	value = getenv_fn("NVINTERPOSE_REPORT");
+	if (value && value[0]) {
+		char *end;
+		errno = 0;
+		long pid = strtol(value, &end, 10);
+		if (*end || pid <= 0 || errno || value[0] < '0' || value[0] > '9')
+			log_message(LOG_ERROR, "NVINTERPOSE_REPORT='%s' is not a process id; no report", value);
+		else
+			config->report_pid = pid;
 	}
 
 	read_switch(getenv_fn, "NVINTERPOSE_ADD_DLL_DIRECTORY", &config->add_dll_directory);

@@ -6,15 +6,40 @@
 
 enum log_level { LOG_ERROR, LOG_WARN, LOG_INFO, LOG_DEBUG };
 
+/* One place a miss was looked for: a folder and the step it belongs to (the loader's "rpath",
+   "ld_library_path", "runpath", "listed", "default"; "cache" with no folder, the loader's
+   ld.so.cache, whose entries the runtime cannot see; the runtime's "caller_folder",
+   "registered_origin", "wheel_sibling", "nvinterpose_path"). */
+struct log_looked {
+	const char *folder;
+	const char *step;
+};
+
+/* The figures of a "summary" event. */
+struct log_summary {
+	long long report_pid; /* the process the exit report is printed for */
+	long long origins, redirects, misses, mixed_origins;
+};
+
+/* One event. Which fields a line carries is fixed by its kind (the table in log.c and the
+   README): a field of the kind that is NULL here is written as null. */
 struct log_event {
-	const char *event;  /* register, redirect, attach-load, ... */
-	const char *name;   /* the name asked for, or the object's name */
-	const char *path;   /* the file or folder the event is about */
+	const char *event;  /* register, redirect, coherent, needed, attach-load, mixed-origin, miss, ... */
+	const char *name;   /* the name asked for, or the library's own name */
+	const char *path;   /* a file: the one loaded, or the one already loaded */
+	const char *folder; /* a folder: the one registered */
 	const char *caller; /* the object that asked */
 	const char *family;
 	const char *policy; /* the policy the event was decided under */
 	const char *reason;
+	const char *own;    /* mixed-origin: the copy the caller's own installation holds */
+	const struct log_looked *looked; /* miss: every place tried, in order */
+	size_t looked_count;
+	const struct log_summary *summary;
 };
+
+/* The longest event line, its newline included; longer ones are cut (log.c says how). */
+#define LOG_LINE_MAX 8192
 
 void log_set_level(enum log_level level);
 bool log_enabled(enum log_level level);
@@ -24,15 +49,27 @@ bool log_enabled(enum log_level level);
 #define LOG_FORMAT printf
 #endif
 void log_message(enum log_level level, const char *format, ...) __attribute__((format(LOG_FORMAT, 2, 3)));
+/* A line of the exit report: on stderr whatever the level. */
+void log_report(const char *format, ...) __attribute__((format(LOG_FORMAT, 1, 2)));
 
-/* Opens the event log for appending; false (and an error message) when it cannot. */
+/* Sets the event log: path made absolute now (a later change of working folder does not move
+   it), checked and created when missing as every event will open it. False (and an error message)
+   when it cannot be the event log; there is then none. */
 bool log_open_event_file(const char *path);
-/* True when events are written somewhere (an event log, or the human log at debug): what an event
-   costs to describe is then worth paying. */
+/* True when there is an event log. */
 bool log_events_enabled(void);
-/* One event, one line, one write(2). Does nothing without an event log. Safe from any thread;
-   allocation-free, so safe where the loader holds its locks. */
+/* One event, one line: the file is opened, appended to and closed for each event (platform.h),
+   so no descriptor of the runtime's stays in the process. Does nothing without an event log; an
+   event of a kind the table does not hold is not written. Safe from any thread; allocation-free,
+   so safe where the loader holds its locks. */
 void log_event(const struct log_event *event);
 
-/* Writes s as the inside of a JSON string into out (size bytes); returns the length written. */
+/* The kinds of event the log writes (i from 0; NULL past the last). */
+const char *log_event_kind(size_t i);
+
+/* Writes s as the inside of a JSON string into out (size bytes): control characters escaped,
+   valid UTF-8 kept, every byte of an invalid sequence replaced by U+FFFD. Stops before a character
+   that would not fit, never inside one. Returns the length written. */
 size_t log_json_escape(char *out, size_t size, const char *s);
+/* True when s is valid UTF-8 (no overlong forms, no surrogates, nothing past U+10FFFF). */
+bool log_is_utf8(const char *s);

@@ -30,8 +30,26 @@ void platform_free_names(char **names, int count);
 /* Opens path for appending, creating it when missing: each write lands whole at the end of the
    file, also when other processes append to it (O_APPEND; FILE_APPEND_DATA on Windows). A file
    descriptor for write(2) and close(2), or -1 with errno (EINVAL: not a regular file, which a
-   FIFO, a pipe, a socket or a device would be: they can block or kill the host process). */
+   FIFO, a pipe, a socket or a device would be: they can block or kill the host process). On Linux
+   the other rules of platform_append_line apply too. */
 int platform_open_append(const char *path);
+
+/* Appends one line (length bytes, its newline included) to the event log at path, an absolute
+   path: the file is opened for this line alone and closed after it, so the runtime holds no
+   descriptor between events (a program that closes or reuses descriptors it did not open never
+   meets one of the runtime's, the descriptor limit is never held against the program, and a file
+   replaced by log rotation gets the next line). The file must be a regular file reached without a
+   symbolic link at its last component, owned by the effective user or root, with no other name
+   (hard link); created 0600. The line is never glued to a partial one left by an earlier short
+   write (a newline goes first then), and a short write of its own is taken back. With line NULL:
+   the same checks, and the file created, but nothing written. 0, or a negative errno (-EINVAL not
+   a regular file, -ELOOP a symbolic link, -EPERM another owner, -EMLINK other names, -EFBIG the
+   line would pass the process's file size limit). */
+int platform_append_line(const char *path, const char *line, size_t length);
+
+/* path made absolute against the working folder now (unchanged when it is absolute already).
+   False, with errno, when it does not fit in size or the working folder cannot be named. */
+bool platform_absolute_path(const char *path, char *absolute, size_t size);
 
 /* Seconds and microseconds since 1970, for the event log. */
 void platform_wall_clock(long long *seconds, long *microseconds);

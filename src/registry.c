@@ -78,6 +78,13 @@ out:
 	return result;
 }
 
+bool registry_has_origin(int family, const char *folder)
+{
+	struct folder_identity identity;
+	return family >= 0 && folder && platform_folder_identity(folder, &identity) &&
+	       find(family, identity.device, identity.inode, atomic_load_explicit(&count, memory_order_acquire));
+}
+
 size_t registry_count(void) { return atomic_load_explicit(&count, memory_order_acquire); }
 
 const struct registry_origin *registry_at(size_t index)

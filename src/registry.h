@@ -22,6 +22,9 @@ enum registry_result { REGISTRY_ADDED, REGISTRY_KNOWN, REGISTRY_ERROR };
    examined or the registry is full. Allocation-free: safe where the loader holds its locks. */
 enum registry_result registry_add_origin(int family, const char *folder);
 
+/* True when folder is registered for family already. */
+bool registry_has_origin(int family, const char *folder);
+
 /* A snapshot bound: entries below it never change. */
 size_t registry_count(void);
 const struct registry_origin *registry_at(size_t index);

@@ -55,6 +55,24 @@ const char *search_step_name(enum search_step step)
 	return names[step];
 }
 
+const char *search_step_key(enum search_step step, enum loader_step loader_step)
+{
+	static const char *const keys[] = {
+		[SEARCH_CALLER_FOLDER] = "caller_folder",
+		[SEARCH_ORIGIN] = "registered_origin",
+		[SEARCH_WHEEL_SIBLING] = "wheel_sibling",
+		[SEARCH_NVINTERPOSE_PATH] = "nvinterpose_path",
+	};
+	return step == SEARCH_LOADER ? loader_step_name(loader_step) : keys[step];
+}
+
+/* Tells the request's tried callback of a folder tried (a missing one too: the loader tries it). */
+static void note_tried(struct walk *walk, const char *folder, enum search_step step, enum loader_step loader_step)
+{
+	if (walk->request->tried)
+		walk->request->tried(folder, step, loader_step, walk->arg);
+}
+
 /* True once a folder (by its identity: device and inode) has been tried in this walk. */
 static bool seen_before(struct walk *walk, const struct folder_identity *identity)
 {
@@ -66,11 +84,24 @@ static bool seen_before(struct walk *walk, const struct folder_identity *identit
 	return false;
 }
 
-static bool try_folder(struct walk *walk, const char *folder, enum search_step step)
+/* True when folder is to be looked in: it exists and this walk has not tried it yet. A first try
+   is noted either way. */
+static bool try_once(struct walk *walk, const char *folder, enum search_step step, enum loader_step loader_step)
 {
 	struct folder_identity identity;
+	if (!folder || !folder[0])
+		return false;
+	bool exists = platform_folder_identity(folder, &identity);
+	if (exists && seen_before(walk, &identity))
+		return false;
+	note_tried(walk, folder, step, loader_step);
+	return exists;
+}
+
+static bool try_folder(struct walk *walk, const char *folder, enum search_step step)
+{
 	char path[PATH_MAX];
-	if (!folder || !folder[0] || !platform_folder_identity(folder, &identity) || seen_before(walk, &identity))
+	if (!try_once(walk, folder, step, LOADER_LISTED))
 		return false;
 	size_t length = strlen(folder);
 	while (length > 1 && folder[length - 1] == SEPARATOR)
@@ -93,14 +124,15 @@ static enum loader_visit_result try_loader_folder(const char *folder, enum loade
 {
 	struct walk *walk = arg;
 	const struct search_request *request = walk->request;
-	struct folder_identity identity;
 	walk->loader_step = step;
-	if (step == LOADER_CACHE)
+	if (step == LOADER_CACHE) {
+		note_tried(walk, NULL, SEARCH_LOADER, LOADER_CACHE);
 		return request->cache_entry && platform_is_file(request->cache_entry) &&
 		       walk->visit(request->cache_entry, SEARCH_LOADER, LOADER_CACHE, walk->arg)
 			       ? LOADER_STOP
 			       : LOADER_NEXT_FOLDER;
-	if (!folder || !folder[0] || !platform_folder_identity(folder, &identity) || seen_before(walk, &identity))
+	}
+	if (!try_once(walk, folder, SEARCH_LOADER, step))
 		return LOADER_NEXT_FOLDER;
 	switch (loader_folder_files(request->machine, folder, request->name, try_loader_file, walk)) {
 	case LOADER_FOLDER_TAKEN: return LOADER_STOP;
@@ -177,6 +209,8 @@ bool search_candidates(const struct search_request *request, search_visit visit,
 
 	if (request->asker)
 		stopped = loader_search_order(request->lookup, request->asker, request->process, try_loader_folder, walk);
+	if (request->loader_only)
+		goto out;
 	if (!stopped && request->caller_folder)
 		stopped = try_folder(walk, request->caller_folder, SEARCH_CALLER_FOLDER);
 	if (request->caller_folder_only) {

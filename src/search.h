@@ -28,6 +28,11 @@ struct search_request {
 	const char *cache_entry;
 	const char *caller_folder;       /* NULL unless the asker is an NVIDIA library */
 	bool caller_folder_only;         /* only the caller's folder and its wheel siblings (coherent) */
+	bool loader_only;                /* the loader's search alone (a driver library's miss) */
+	/* When set, called with every folder tried, in order, once each, whether or not it holds the
+	   name (folder NULL for the loader's ld.so.cache step), with the visitor's arg: what a miss
+	   lists as "looked". */
+	void (*tried)(const char *folder, enum search_step step, enum loader_step loader_step, void *arg);
 };
 
 /* Called with each candidate path that exists as a file; returns true to stop the search. For
@@ -39,6 +44,9 @@ typedef bool (*search_visit)(const char *path, enum search_step step, enum loade
 bool search_candidates(const struct search_request *request, search_visit visit, void *arg);
 
 const char *search_step_name(enum search_step step);
+/* The step as a word for machines: the loader's step name (loader.h) for SEARCH_LOADER, else
+   "caller_folder", "registered_origin", "wheel_sibling", "nvinterpose_path". */
+const char *search_step_key(enum search_step step, enum loader_step loader_step);
 
 /* The wheel-sibling rule: for ".../site-packages/nvidia/PKG/lib" (Windows: "bin"), writes
    ".../site-packages/nvidia" to parent and the last component ("lib") to leaf; false otherwise. */

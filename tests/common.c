@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "common.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <dirent.h>
 #include <fcntl.h>
@@ -253,4 +254,420 @@ int test_main(Suite *suite)
 	int failed = srunner_ntests_failed(runner);
 	srunner_free(runner);
 	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+/* ---- JSON (RFC 8259) and UTF-8: the oracle of every output that claims to be JSON ---------- */
+
+bool test_utf8(const char *text, size_t length)
+{
+	const unsigned char *s = (const unsigned char *)text, *end = s + length;
+	while (s < end) {
+		unsigned char c = *s;
+		size_t n = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+		if (n == 0 || (size_t)(end - s) < n)
+			return false;
+		unsigned code = n == 1 ? c : c & (0x7f >> n);
+		for (size_t i = 1; i < n; i++) {
+			if ((s[i] & 0xc0) != 0x80)
+				return false;
+			code = code << 6 | (s[i] & 0x3f);
+		}
+		/* overlong forms, surrogates, past U+10FFFF */
+		if ((n == 3 && code < 0x800) || (n == 4 && code < 0x10000) || (code >= 0xd800 && code <= 0xdfff) || code > 0x10ffff)
+			return false;
+		s += n;
+	}
+	return true;
+}
+
+static bool json_value(const char **s, int depth);
+
+static void json_space(const char **s)
+{
+	while (**s == ' ' || **s == '\n' || **s == '\t' || **s == '\r')
+		(*s)++;
+}
+
+static bool json_string(const char **s)
+{
+	if (**s != '"')
+		return false;
+	for ((*s)++; **s != '"'; (*s)++) {
+		if ((unsigned char)**s < 0x20)
+			return false; /* the end of the text too */
+		if (**s == '\\') {
+			(*s)++;
+			if (**s == 'u') {
+				for (int i = 1; i <= 4; i++)
+					if (!isxdigit((unsigned char)(*s)[i]))
+						return false;
+				*s += 4;
+			} else if (!**s || !strchr("\"\\/bfnrt", **s)) {
+				return false;
+			}
+		}
+	}
+	(*s)++;
+	return true;
+}
+
+static bool json_members(const char **s, char close, int depth, bool keyed)
+{
+	(*s)++;
+	json_space(s);
+	if (**s == close) {
+		(*s)++;
+		return true;
+	}
+	for (;;) {
+		json_space(s);
+		if (keyed) {
+			if (!json_string(s))
+				return false;
+			json_space(s);
+			if (*(*s)++ != ':')
+				return false;
+		}
+		if (!json_value(s, depth + 1))
+			return false;
+		json_space(s);
+		if (**s == close) {
+			(*s)++;
+			return true;
+		}
+		if (*(*s)++ != ',')
+			return false;
+	}
+}
+
+/* A JSON number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? (strtod takes more: hex, inf). */
+static bool json_number(const char **s)
+{
+	const char *p = *s;
+	if (*p == '-')
+		p++;
+	if (*p == '0')
+		p++;
+	else if (*p >= '1' && *p <= '9')
+		while (isdigit((unsigned char)*p))
+			p++;
+	else
+		return false;
+	if (*p == '.') {
+		if (!isdigit((unsigned char)*++p))
+			return false;
+		while (isdigit((unsigned char)*p))
+			p++;
+	}
+	if (*p == 'e' || *p == 'E') {
+		p++;
+		if (*p == '+' || *p == '-')
+			p++;
+		if (!isdigit((unsigned char)*p))
+			return false;
+		while (isdigit((unsigned char)*p))
+			p++;
+	}
+	*s = p;
+	return true;
+}
+
+static bool json_value(const char **s, int depth)
+{
+	json_space(s);
+	if (depth > 200)
+		return false;
+	if (**s == '{')
+		return json_members(s, '}', depth, true);
+	if (**s == '[')
+		return json_members(s, ']', depth, false);
+	if (**s == '"')
+		return json_string(s);
+	for (const char *word = "true\0false\0null\0"; *word; word += strlen(word) + 1)
+		if (strncmp(*s, word, strlen(word)) == 0) {
+			*s += strlen(word);
+			return true;
+		}
+	return json_number(s);
+}
+
+bool test_json_document(const char *text)
+{
+	const char *s = text;
+	if (!test_utf8(text, strlen(text)) || !json_value(&s, 0))
+		return false;
+	json_space(&s);
+	return *s == '\0';
+}
+
+size_t test_json_members(const char *object, struct test_json_member *members, size_t capacity)
+{
+	const char *s = object;
+	size_t count = 0;
+	json_space(&s);
+	if (*s++ != '{')
+		return (size_t)-1;
+	json_space(&s);
+	if (*s == '}')
+		return 0;
+	for (;;) {
+		json_space(&s);
+		const char *key = s;
+		if (!json_string(&s) || count == capacity)
+			return (size_t)-1;
+		members[count].key = test_json_string(key, (size_t)(s - key));
+		json_space(&s);
+		if (*s++ != ':')
+			return (size_t)-1;
+		json_space(&s);
+		members[count].value = s;
+		if (!json_value(&s, 1))
+			return (size_t)-1;
+		members[count].length = (size_t)(s - members[count].value);
+		count++;
+		json_space(&s);
+		if (*s == '}')
+			return count;
+		if (*s++ != ',')
+			return (size_t)-1;
+	}
+}
+
+static void put_utf8(char **out, unsigned code)
+{
+	unsigned char *o = (unsigned char *)*out;
+	if (code < 0x80)
+		*o++ = (unsigned char)code;
+	else if (code < 0x800) {
+		*o++ = (unsigned char)(0xc0 | code >> 6);
+		*o++ = (unsigned char)(0x80 | (code & 0x3f));
+	} else if (code < 0x10000) {
+		*o++ = (unsigned char)(0xe0 | code >> 12);
+		*o++ = (unsigned char)(0x80 | (code >> 6 & 0x3f));
+		*o++ = (unsigned char)(0x80 | (code & 0x3f));
+	} else {
+		*o++ = (unsigned char)(0xf0 | code >> 18);
+		*o++ = (unsigned char)(0x80 | (code >> 12 & 0x3f));
+		*o++ = (unsigned char)(0x80 | (code >> 6 & 0x3f));
+		*o++ = (unsigned char)(0x80 | (code & 0x3f));
+	}
+	*out = (char *)o;
+}
+
+char *test_json_string(const char *value, size_t length)
+{
+	if (length == 4 && strncmp(value, "null", 4) == 0)
+		return NULL;
+	ck_assert_msg(length >= 2 && value[0] == '"' && value[length - 1] == '"', "not a JSON string: %.*s", (int)length, value);
+	char *decoded = malloc(length * 2 + 1), *out = decoded;
+	for (const char *s = value + 1; s < value + length - 1; s++) {
+		if (*s != '\\') {
+			*out++ = *s;
+			continue;
+		}
+		s++;
+		const char *simple = strchr("\"\\/bfnrt", *s);
+		if (*s != 'u') {
+			*out++ = "\"\\/\b\f\n\r\t"[simple - "\"\\/bfnrt"];
+			continue;
+		}
+		unsigned code = (unsigned)strtoul((char[5]){ s[1], s[2], s[3], s[4], 0 }, NULL, 16);
+		s += 4;
+		if (code >= 0xd800 && code < 0xdc00 && s[1] == '\\' && s[2] == 'u') {
+			unsigned low = (unsigned)strtoul((char[5]){ s[3], s[4], s[5], s[6], 0 }, NULL, 16);
+			code = 0x10000 + ((code - 0xd800) << 10) + (low - 0xdc00);
+			s += 6;
+		}
+		put_utf8(&out, code);
+	}
+	*out = '\0';
+	return decoded;
+}
+
+/* ---- the event log ---------------------------------------------------------------------------- */
+
+#define EVENT_KINDS_MAX 32
+
+struct event_kind {
+	char *event;
+	size_t field_count;
+	char *fields[24];
+};
+
+static struct event_kind event_kinds[EVENT_KINDS_MAX];
+static size_t event_kind_count;
+
+/* The README's table of events: a row "| `KIND` | `field`, `field`, ... | meaning |" for each
+   kind, after the header row "| event | fields | ...". */
+static void read_event_table(void)
+{
+	if (event_kind_count)
+		return;
+	char *readme = test_read_file(test_format("%s/README.md", test_setting("NVI_SOURCE_ROOT")));
+	ck_assert_ptr_nonnull(readme);
+	char *table = strstr(readme, "\n| event | fields |");
+	ck_assert_msg(table, "README.md has no table of events (a row \"| event | fields | ...\")");
+	char *line = strchr(table + 1, '\n') + 1;
+	line = strchr(line, '\n') + 1; /* the |---| row */
+	for (char *end; line[0] == '|' && (end = strchr(line, '\n')); line = end + 1) {
+		*end = '\0';
+		char *cells[3] = { NULL };
+		char *cursor = line + 1;
+		for (int i = 0; i < 3 && cursor; i++) {
+			cells[i] = cursor;
+			cursor = strchr(cursor, '|');
+			if (cursor)
+				*cursor++ = '\0';
+		}
+		ck_assert_msg(cells[1] && event_kind_count < EVENT_KINDS_MAX, "README: a short row in the table of events");
+		struct event_kind *kind = &event_kinds[event_kind_count++];
+		for (int i = 0; i < 2; i++)
+			for (char *tick = strchr(cells[i], '`'), *close; tick && (close = strchr(tick + 1, '`')); tick = strchr(close + 1, '`')) {
+				char *word = strndup(tick + 1, (size_t)(close - tick - 1));
+				if (i == 0)
+					kind->event = word;
+				else if (kind->field_count < sizeof(kind->fields) / sizeof(kind->fields[0]))
+					kind->fields[kind->field_count++] = word;
+			}
+		ck_assert_msg(kind->event, "README: a row of the table of events names no event");
+	}
+	ck_assert_msg(event_kind_count > 0, "README: the table of events is empty");
+}
+
+size_t test_event_kinds(const char ***events)
+{
+	static const char *names[EVENT_KINDS_MAX];
+	read_event_table();
+	for (size_t i = 0; i < event_kind_count; i++)
+		names[i] = event_kinds[i].event;
+	*events = names;
+	return event_kind_count;
+}
+
+static bool is_field(const struct event_kind *kind, const char *key)
+{
+	for (size_t i = 0; i < kind->field_count; i++)
+		if (strcmp(kind->fields[i], key) == 0)
+			return true;
+	return false;
+}
+
+static const char *const number_fields[] = { "report_pid", "origins", "redirects", "misses", "mixed_origins", "looked_omitted" };
+
+static bool is_number_field(const char *key)
+{
+	for (size_t i = 0; i < sizeof(number_fields) / sizeof(number_fields[0]); i++)
+		if (strcmp(number_fields[i], key) == 0)
+			return true;
+	return false;
+}
+
+/* FIELD_hex beside a text field whose bytes were not UTF-8: those bytes, in hex digits. */
+static void check_hex_twin(const char *line, const struct test_json_member *members, size_t count, size_t i)
+{
+	size_t length = strlen(members[i].key) - 4;
+	char *hex = test_json_string(members[i].value, members[i].length);
+	ck_assert_msg(hex && strlen(hex) % 2 == 0 && strspn(hex, "0123456789abcdef") == strlen(hex), "%s: not hex: %s",
+		      members[i].key, line);
+	bool twin = false;
+	for (size_t k = 0; k < count; k++)
+		twin |= strlen(members[k].key) == length && strncmp(members[k].key, members[i].key, length) == 0 &&
+			members[k].value[0] == '"';
+	ck_assert_msg(twin, "%s without its text field: %s", members[i].key, line);
+}
+
+void test_check_event_line(const char *line)
+{
+	read_event_table();
+	ck_assert_msg(test_utf8(line, strlen(line)), "not UTF-8: %s", line);
+	ck_assert_msg(test_json_document(line), "not one JSON document: %s", line);
+	struct test_json_member members[64];
+	size_t count = test_json_members(line, members, 64);
+	ck_assert_msg(count != (size_t)-1 && count >= 3, "not an object of fields: %s", line);
+	ck_assert_msg(strcmp(members[0].key, "time") == 0 && strcmp(members[1].key, "pid") == 0 &&
+			      strcmp(members[2].key, "event") == 0, "time, pid, event do not come first: %s", line);
+	ck_assert_msg(isdigit((unsigned char)members[0].value[0]) && isdigit((unsigned char)members[1].value[0]) &&
+			      strspn(members[1].value, "0123456789") == members[1].length, "time or pid not a number: %s", line);
+	char *event = test_json_string(members[2].value, members[2].length);
+	const struct event_kind *kind = NULL;
+	for (size_t i = 0; event && i < event_kind_count; i++)
+		if (strcmp(event_kinds[i].event, event) == 0)
+			kind = &event_kinds[i];
+	ck_assert_msg(kind, "an event kind the README does not list: %s", line);
+	/* Every field of the kind, once, in the table's order; nothing else but the marks of a cut or
+	   of bytes that are not UTF-8. */
+	size_t next = 0;
+	for (size_t i = 3; i < count; i++) {
+		const char *key = members[i].key;
+		for (size_t k = 0; k < i; k++)
+			ck_assert_msg(strcmp(members[k].key, key) != 0, "%s twice: %s", key, line);
+		size_t length = strlen(key);
+		if (length > 4 && strcmp(key + length - 4, "_hex") == 0) {
+			check_hex_twin(line, members, count, i);
+			continue;
+		}
+		if (strcmp(key, "truncated") == 0 || strcmp(key, "looked_omitted") == 0)
+			continue;
+		ck_assert_msg(next < kind->field_count && strcmp(kind->fields[next], key) == 0,
+			      "%s where the README has %s for %s: %s", key, next < kind->field_count ? kind->fields[next] : "nothing more",
+			      event, line);
+		next++;
+		const char *value = members[i].value;
+		if (is_number_field(key))
+			ck_assert_msg(value[0] == '-' || isdigit((unsigned char)value[0]), "%s is not a number: %s", key, line);
+		else if (strcmp(key, "looked") == 0)
+			ck_assert_msg(value[0] == '[', "looked is not a list: %s", line);
+		else
+			ck_assert_msg(value[0] == '"' || strncmp(value, "null", 4) == 0, "%s is not text or null: %s", key, line);
+	}
+	ck_assert_msg(next == kind->field_count, "%s lacks %s: %s", event, kind->fields[next], line);
+	/* The rules every kind keeps: a reason, and (but for a load whose request was not seen) the
+	   object that asked. */
+	char *reason = test_event_value(line, "reason");
+	ck_assert_msg(reason && reason[0], "no reason: %s", line);
+	if (is_field(kind, "caller") && !test_contains(reason, "the request was not seen"))
+		ck_assert_msg(test_event_value(line, "caller"), "no caller: %s", line);
+}
+
+char *test_event_value(const char *line, const char *key)
+{
+	struct test_json_member members[64];
+	size_t count = test_json_members(line, members, 64);
+	ck_assert_msg(count != (size_t)-1, "not an object: %s", line);
+	for (size_t i = 0; i < count; i++)
+		if (strcmp(members[i].key, key) == 0)
+			return members[i].value[0] == '"' || members[i].value[0] == 'n'
+				       ? test_json_string(members[i].value, members[i].length)
+				       : strndup(members[i].value, members[i].length);
+	ck_abort_msg("no %s in %s", key, line);
+	return NULL;
+}
+
+size_t test_event_lines(const char *path, char ***lines)
+{
+	char *text = test_read_file(path);
+	ck_assert_msg(text, "no event log at %s", path);
+	size_t count = 0, capacity = 16;
+	*lines = malloc(capacity * sizeof(**lines));
+	ck_assert_msg(!text[0] || text[strlen(text) - 1] == '\n', "the event log ends inside a line: %s", text);
+	for (char *line = text, *end; (end = strchr(line, '\n')); line = end + 1) {
+		*end = '\0';
+		test_check_event_line(line);
+		if (count == capacity)
+			*lines = realloc(*lines, (capacity *= 2) * sizeof(**lines));
+		(*lines)[count++] = line;
+	}
+	return count;
+}
+
+char *test_find_event(const char *path, const char *event, const char *key, const char *value)
+{
+	char **lines;
+	size_t count = test_event_lines(path, &lines);
+	for (size_t i = 0; i < count; i++) {
+		char *kind = test_event_value(lines[i], "event"), *field = key ? test_event_value(lines[i], key) : NULL;
+		if (strcmp(kind, event) == 0 && (!key || (field && value && strcmp(field, value) == 0) || (!field && !value)))
+			return lines[i];
+	}
+	return NULL;
 }

@@ -55,5 +55,39 @@ const char *test_interpreter(void);
 bool test_contains(const char *haystack, const char *needle);
 size_t test_count(const char *haystack, const char *needle);
 
+/* ---- JSON and UTF-8 ---- */
+/* True when the bytes are valid UTF-8 (no overlong form, no surrogate, nothing past U+10FFFF). */
+bool test_utf8(const char *text, size_t length);
+/* True when text is one JSON value (RFC 8259), surrounded by white space at most, in UTF-8. */
+bool test_json_document(const char *text);
+/* The members of the JSON object text: keys decoded, values as spans of text. The count, or
+   (size_t)-1 when text is not an object or has more than capacity members. */
+struct test_json_member {
+	char *key;
+	const char *value;
+	size_t length;
+};
+size_t test_json_members(const char *object, struct test_json_member *members, size_t capacity);
+/* A JSON string decoded (escapes undone), or NULL for null. */
+char *test_json_string(const char *value, size_t length);
+
+/* ---- the event log ---- */
+/* The oracle of one event line: UTF-8, one JSON object, time, pid and event first, then exactly the
+   fields the README's table of events lists for its kind, in that order (and FIELD_hex twins,
+   "truncated", "looked_omitted" where they apply), a reason, and a caller wherever the kind has
+   one (unless the reason says the request was not seen). Fails the test, quoting the line. */
+void test_check_event_line(const char *line);
+/* Every line of the event log at path, each checked with test_check_event_line; the file must end
+   with a newline. The lines are NUL-terminated in *lines. */
+size_t test_event_lines(const char *path, char ***lines);
+/* The value of key in an event line: text decoded, NULL for null, a number or list as written;
+   fails the test when the line has no such key. */
+char *test_event_value(const char *line, const char *key);
+/* The first line of the checked log at path of this event kind whose key has value (key NULL: any;
+   value NULL: null), or NULL. */
+char *test_find_event(const char *path, const char *event, const char *key, const char *value);
+/* The event kinds of the README's table. */
+size_t test_event_kinds(const char ***events);
+
 /* Runs the suite, prints the closing line, returns the exit status for main(). */
 int test_main(Suite *suite);

@@ -67,6 +67,29 @@ START_TEST(test_program_linked_against_a_split_wheel_starts_under_the_audit_fron
 }
 END_TEST
 
+/* The audit front's events: its answer, and the registers of what the loader mapped, each naming
+   the object whose search it was (the program for cusparse, cusparse for nvJitLink). */
+START_TEST(test_audit_events_name_the_requester)
+{
+	struct split s = make_split();
+	char *log = test_format("%s/events.jsonl", s.root);
+	const char *argv[] = { s.program, NULL };
+	const char *env[] = { audit_env(), test_format("NVINTERPOSE_LOG_FILE=%s", log), NULL };
+	struct test_run run = test_run(argv, env, 60);
+	ck_assert_msg(run.status == 0, "%d: %s", run.status, run.output);
+	char *answer = test_find_event(log, "audit-answer", "name", "libnvJitLink.so.77");
+	ck_assert_msg(answer, "%s", test_read_file(log));
+	ck_assert_str_eq(test_event_value(answer, "path"), s.nvjitlink);
+	ck_assert_str_eq(test_event_value(answer, "caller"), s.cusparse);
+	char *registered = test_find_event(log, "register", "name", "libnvJitLink.so.77");
+	ck_assert_msg(registered, "%s", test_read_file(log));
+	ck_assert_str_eq(test_event_value(registered, "caller"), s.cusparse);
+	registered = test_find_event(log, "register", "name", "libcusparse.so.77");
+	ck_assert_msg(registered, "%s", test_read_file(log));
+	ck_assert_str_eq(test_event_value(registered, "caller"), s.program);
+}
+END_TEST
+
 START_TEST(test_library_without_runpath_gets_its_folders_copy)
 {
 	/* The CUDA 13 wheels' libcusolverMg.so.12 has no RUNPATH: its nvJitLink beside it in
@@ -189,6 +212,7 @@ int main(void)
 	TCase *tc = tcase_create("audit");
 	tcase_add_test(tc, test_program_linked_against_a_split_wheel_starts_under_the_audit_front);
 	tcase_add_test(tc, test_library_without_runpath_gets_its_folders_copy);
+	tcase_add_test(tc, test_audit_events_name_the_requester);
 	tcase_add_test(tc, test_the_loaders_own_answer_is_kept_wherever_it_finds_the_library);
 	tcase_add_test(tc, test_ordinary_programs_start_the_same_under_the_audit_front);
 	tcase_add_test(tc, test_loader_semantics_check_under_ld_audit);

@@ -71,6 +71,8 @@ START_TEST(test_coherent_takes_nvjitlink_from_the_sibling_wheel)
 	ck_assert_msg(test_contains(events, test_format("\"event\":\"needed\",\"name\":\"libnvJitLink.so.77\",\"path\":\"%s\"", m.wheel_nvjitlink)),
 		      "%s", events);
 	ck_assert_msg(test_contains(events, "\"policy\":\"coherent\""), "%s", events);
+	char **lines;
+	ck_assert_uint_ge(test_event_lines(log, &lines), 2);
 }
 END_TEST
 
@@ -85,8 +87,10 @@ START_TEST(test_coherent_keeps_first_loaded_and_reports_the_mixed_origin)
 	ck_assert_msg(test_contains(run.output, test_format("nvinterpose: warning: mixed origins: libnvJitLink.so.77 is already loaded from %s; %s would take %s",
 							 m.system_nvjitlink, m.cusparse_lib, m.wheel_nvjitlink)), "%s", run.output);
 	char *events = test_read_file(log);
-	ck_assert_msg(test_contains(events, test_format("\"event\":\"mixed-origin\",\"name\":\"libnvJitLink.so.77\",\"path\":\"%s\",\"caller\":\"%s\"",
-							m.system_nvjitlink, m.cusparse_lib)), "%s", events);
+	ck_assert_msg(test_contains(events, test_format("\"event\":\"mixed-origin\",\"name\":\"libnvJitLink.so.77\",\"path\":\"%s\",\"own\":\"%s\",\"caller\":\"%s\"",
+							m.system_nvjitlink, m.wheel_nvjitlink, m.cusparse_lib)), "%s", events);
+	char *mixed = test_find_event(log, "mixed-origin", NULL, NULL);
+	ck_assert_str_eq(test_event_value(mixed, "reason"), "first loaded wins: already loaded from another folder");
 }
 END_TEST
 

@@ -52,6 +52,7 @@ static void assert_defaults(const struct config *config)
 	ck_assert_int_eq(config->log_level, LOG_ERROR);
 	ck_assert_str_eq(config->log_file, "");
 	ck_assert_uint_eq(config->path_count, 0);
+	ck_assert_int_eq(config->report_pid, 0);
 }
 
 START_TEST(test_empty_environment_gives_the_defaults)
@@ -68,7 +69,7 @@ START_TEST(test_empty_values_give_the_defaults_silently)
 {
 	struct config config;
 	const char *env[] = { "NVINTERPOSE_POLICY=", "NVINTERPOSE_LOG=", "NVINTERPOSE_PATH=", "NVINTERPOSE_DISABLE=",
-			      "NVINTERPOSE_LOG_FILE=", NULL };
+			      "NVINTERPOSE_LOG_FILE=", "NVINTERPOSE_REPORT=", NULL };
 	char *output = read_config(&config, env, false);
 	assert_defaults(&config);
 	ck_assert_str_eq(output, "");
@@ -156,6 +157,27 @@ START_TEST(test_log_file_is_kept)
 	const char *env[] = { "NVINTERPOSE_LOG_FILE=/tmp/events.jsonl", NULL };
 	read_config(&config, env, false);
 	ck_assert_str_eq(config.log_file, "/tmp/events.jsonl");
+}
+END_TEST
+
+START_TEST(test_report_names_a_process)
+{
+	struct config config;
+	const char *env[] = { "NVINTERPOSE_REPORT=4242", NULL };
+	ck_assert_str_eq(read_config(&config, env, false), "");
+	ck_assert_int_eq(config.report_pid, 4242);
+}
+END_TEST
+
+static const char *const bad_reports[] = { "yes", "1x", "-5", "0", " 12", "+12", "99999999999999999999999" };
+
+START_TEST(test_report_that_is_no_process_id_is_refused)
+{
+	struct config config;
+	const char *env[] = { test_format("NVINTERPOSE_REPORT=%s", bad_reports[_i]), NULL };
+	char *output = read_config(&config, env, false);
+	ck_assert_int_eq(config.report_pid, 0);
+	ck_assert_str_eq(output, test_format("nvinterpose: error: NVINTERPOSE_REPORT='%s' is not a process id; no report\n", bad_reports[_i]));
 }
 END_TEST
 
@@ -281,9 +303,10 @@ START_TEST(test_secure_process_ignores_every_setting_silently)
 	char **folders = make_folders(1);
 	char *path = test_format("NVINTERPOSE_PATH=%s:relative::/missing", folders[0]);
 	const char *env[] = { "NVINTERPOSE_POLICY=bogus", "NVINTERPOSE_LOG=debug", "NVINTERPOSE_DISABLE=1",
-			      "NVINTERPOSE_LOG_FILE=/tmp/events.jsonl", "NVINTERPOSE_PATCH=1", path, NULL };
+			      "NVINTERPOSE_LOG_FILE=/tmp/events.jsonl", "NVINTERPOSE_PATCH=1", path, "NVINTERPOSE_REPORT=1", NULL };
 	struct config config;
 	char *output = read_config(&config, env, true);
+	ck_assert_int_eq(config.report_pid, 0);
 	ck_assert(config.secure);
 	ck_assert_int_eq(config.policy, POLICY_OFF);
 	ck_assert(!config.disabled);
@@ -357,6 +380,8 @@ int main(void)
 	tcase_add_test(tc, test_bad_log_level_gives_error_and_a_message_naming_it);
 	tcase_add_test(tc, test_disable_is_set_by_any_value_but_zero);
 	tcase_add_test(tc, test_log_file_is_kept);
+	tcase_add_test(tc, test_report_names_a_process);
+	tcase_add_loop_test(tc, test_report_that_is_no_process_id_is_refused, 0, sizeof(bad_reports) / sizeof(bad_reports[0]));
 	tcase_add_test(tc, test_valid_path_entries_are_kept_in_order);
 	tcase_add_test(tc, test_missing_path_entry_is_dropped_with_a_message);
 	tcase_add_test(tc, test_path_entry_that_is_a_file_is_dropped_with_a_message);

@@ -3,6 +3,7 @@
 #include "standins.h"
 
 #include <string.h>
+#include <unistd.h>
 
 static const char *const no_env[] = { NULL };
 
@@ -54,6 +55,23 @@ START_TEST(test_options_become_settings)
 }
 END_TEST
 
+/* --report: the command the launcher execs (its pid) prints the report; its children do not. */
+START_TEST(test_report_is_for_the_command_alone)
+{
+	if (access("/bin/bash", X_OK) != 0) {
+		printf("skipped: test_report_is_for_the_command_alone needs /bin/bash\n");
+		return;
+	}
+	struct test_run run = launcher(no_env, "--report -- /bin/bash -c '/bin/true; /bin/true; true'");
+	ck_assert_int_eq(run.status, 0);
+	ck_assert_msg(test_count(run.output, "nvinterpose: report: process ") == 1 &&
+			      test_contains(run.output, ": 0 origins registered, 0 redirects, 0 misses, 0 mixed origins\n"),
+		      "%s", run.output);
+	run = launcher(no_env, "--help");
+	ck_assert_msg(test_contains(run.output, "--report"), "%s", run.output);
+}
+END_TEST
+
 START_TEST(test_exit_status_is_the_commands)
 {
 	struct test_run run = launcher(no_env, "-- sh -c 'exit 7'");
@@ -101,6 +119,7 @@ int main(void)
 	tcase_add_test(tc, test_runtime_is_never_preloaded_twice);
 	tcase_add_test(tc, test_options_become_settings);
 	tcase_add_test(tc, test_exit_status_is_the_commands);
+	tcase_add_test(tc, test_report_is_for_the_command_alone);
 	tcase_add_test(tc, test_usage_errors_are_clear);
 	tcase_add_test(tc, test_launched_program_gets_the_fix);
 	suite_add_tcase(suite, tc);

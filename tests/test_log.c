@@ -1,16 +1,29 @@
-/* The human log on stderr and the JSON-lines event log: escaping that never breaks a string, one
-   whole line per event from any thread, and messages that obey the level. */
+/* The human log on stderr and the JSON-lines event log: escaping that never breaks a string nor a
+   character and always gives UTF-8, one whole line per event from any thread, lines cut on a
+   character boundary and marked, the fields of each kind as the README lists them, and a log that
+   writes only into its own file: no descriptor held, no symbolic link followed, no file of another
+   user's, rotation followed, no line glued to a partial one. */
 #define _GNU_SOURCE
 #include "common.h"
 
 #include "config.h"
 #include "log.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Redirects stderr to a file until stop_capture(), which returns what was written. */
@@ -50,7 +63,15 @@ static const struct {
 	{ "tab\tnew\nline\r", "tab\\u0009new\\u000aline\\u000d" },
 	{ "\x01\x1f\x7f", "\\u0001\\u001f\\u007f" },
 	{ "caf\xc3\xa9", "caf\xc3\xa9" }, /* UTF-8 passes through */
+	{ "\xf0\x9f\x98\x80 \xe2\x82\xac", "\xf0\x9f\x98\x80 \xe2\x82\xac" },
 	{ "", "" },
+	/* Bytes that start no character: each becomes U+FFFD. */
+	{ "\xff", "\xef\xbf\xbd" },
+	{ "caf\xc3", "caf\xef\xbf\xbd" },		  /* a sequence cut short */
+	{ "\xc0\xaf", "\xef\xbf\xbd\xef\xbf\xbd" }, /* an overlong '/' */
+	{ "\xed\xa0\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" }, /* a surrogate */
+	{ "\xf4\x90\x80\x80", "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" }, /* past U+10FFFF */
+	{ "a\x80" "b", "a\xef\xbf\xbd" "b" },
 };
 
 START_TEST(test_json_escape_quotes_backslashes_and_control_characters)
@@ -59,6 +80,7 @@ START_TEST(test_json_escape_quotes_backslashes_and_control_characters)
 	size_t n = log_json_escape(out, sizeof(out), escapes[_i].input);
 	ck_assert_str_eq(out, escapes[_i].escaped);
 	ck_assert_uint_eq(n, strlen(escapes[_i].escaped));
+	ck_assert(test_utf8(out, n));
 }
 END_TEST
 
@@ -70,20 +92,33 @@ START_TEST(test_json_escape_of_null_is_empty)
 }
 END_TEST
 
-/* Every buffer size for an input mixing plain characters and escapes: the output is always a
-   NUL-terminated prefix of the full escape that ends between two escapes, never inside one. */
+/* Every buffer size for an input mixing plain characters, escapes, multibyte characters and bytes
+   that are not UTF-8: the output is always a NUL-terminated prefix of the full escape that ends
+   between two characters, never inside an escape or a UTF-8 sequence, and is UTF-8. */
+static const char *const cut_inputs[] = { "a\"b\\c\x01" "d\n\"\"ef", "\xc3\xa9t\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80x\xff\xfey" };
+
 START_TEST(test_json_escape_truncates_between_escapes_and_always_terminates)
 {
-	const char *input = "a\"b\\c\x01" "d\n\"\"ef";
+	const char *input = cut_inputs[_i];
 	char full[64];
 	size_t full_length = log_json_escape(full, sizeof(full), input);
 	/* The places where an escape of one input character ends. */
 	bool boundary[64] = { [0] = true };
 	size_t at = 0;
-	for (const char *s = input; *s; s++) {
-		char one[2] = { *s, '\0' }, piece[8];
-		at += log_json_escape(piece, sizeof(piece), one);
+	for (const char *s = input; *s;) {
+		/* one character: a whole UTF-8 sequence, or one byte that starts none */
+		size_t k = 1;
+		while (s[k] && ((unsigned char)s[k] & 0xc0) == 0x80 && ((unsigned char)s[0] & 0xc0) == 0xc0 && k < 4)
+			k++;
+		char one[5] = { 0 }, piece[16];
+		memcpy(one, s, k);
+		size_t n = log_json_escape(piece, sizeof(piece), one);
+		if (!test_utf8(one, k)) /* ... or a byte each */
+			for (size_t b = 1; b <= k; b++)
+				boundary[at + 3 * b] = true, n = 3 * k;
+		at += n;
 		boundary[at] = true;
+		s += k;
 	}
 	ck_assert_uint_eq(at, full_length);
 	for (size_t size = 1; size <= full_length + 1; size++) {
@@ -95,6 +130,7 @@ START_TEST(test_json_escape_truncates_between_escapes_and_always_terminates)
 		ck_assert_msg(out[size] == '#', "size %zu: wrote past the buffer", size);
 		ck_assert_msg(strncmp(out, full, n) == 0, "size %zu: '%s' is not a prefix of '%s'", size, out, full);
 		ck_assert_msg(boundary[n], "size %zu: '%s' ends inside an escape", size, out);
+		ck_assert_msg(test_utf8(out, n), "size %zu: not UTF-8", size);
 		/* Truncation keeps as much as fits: the next escape would not have. */
 		size_t next = n + 1;
 		while (next <= full_length && !boundary[next])
@@ -109,6 +145,39 @@ END_TEST
 
 static char *event_log_path(void) { return test_format("%s/events.jsonl", test_tmpdir()); }
 
+/* The one line of the log at path, checked against the README's table of events. */
+static char *only_line(const char *path)
+{
+	char **lines;
+	size_t count = test_event_lines(path, &lines);
+	ck_assert_msg(count == 1, "%zu lines in %s", count, test_read_file(path));
+	return lines[0];
+}
+
+/* An event with only its reason: a register of a library whose request was not seen. */
+static void log_reason(const char *reason)
+{
+	log_event(&(struct log_event){ .event = "register", .reason = test_format("%s; the request was not seen", reason) });
+}
+
+/* The reason of an event logged by log_reason. */
+static char *reason_of(const char *line)
+{
+	char *reason = test_event_value(line, "reason");
+	*strchr(reason, ';') = '\0';
+	return reason;
+}
+
+static struct log_event full_event(const char *event)
+{
+	static const struct log_looked looked[] = { { "/opt/a", "rpath" }, { NULL, "cache" }, { "/opt/b", "registered_origin" } };
+	static const struct log_summary summary = { 4242, 3, 2, 1, 0 };
+	return (struct log_event){ .event = event, .name = "libnvrtc-builtins.so.13.0", .path = "/opt/a/libnvrtc-builtins.so.13.0",
+				   .folder = "/opt/a", .caller = "/opt/a/libnvrtc.so.13", .family = "nvrtc-builtins",
+				   .policy = "fallback", .reason = "caller's folder", .own = "/opt/b/libnvrtc-builtins.so.13.0",
+				   .looked = looked, .looked_count = 3, .summary = &summary };
+}
+
 START_TEST(test_event_is_one_json_line_with_every_field)
 {
 	char *path = event_log_path();
@@ -118,27 +187,20 @@ START_TEST(test_event_is_one_json_line_with_every_field)
 				   .family = "nvrtc-builtins", .policy = "fallback", .reason = "caller's\nfolder" };
 	log_event(&event);
 	char *text = test_read_file(path);
-	ck_assert_ptr_nonnull(text);
-	ck_assert_uint_eq(test_count(text, "\n"), 1);
+	char *line = only_line(path);
 	char *pid = test_format(",\"pid\":%ld,", (long)getpid());
 	ck_assert_msg(strncmp(text, "{\"time\":", 8) == 0, "%s", text);
 	ck_assert_msg(test_contains(text, pid), "%s", text);
-	ck_assert_msg(test_contains(text, "\"event\":\"redirect\""), "%s", text);
-	ck_assert_msg(test_contains(text, "\"name\":\"libnvrtc-builtins.so.13.0\""), "%s", text);
 	ck_assert_msg(test_contains(text, "\"path\":\"/opt/a \\\"b\\\"/libnvrtc-builtins.so.13.0\""), "%s", text);
-	ck_assert_msg(test_contains(text, "\"caller\":\"/opt/a/libnvrtc.so.13\""), "%s", text);
-	ck_assert_msg(test_contains(text, "\"family\":\"nvrtc-builtins\""), "%s", text);
-	ck_assert_msg(test_contains(text, "\"policy\":\"fallback\""), "%s", text);
 	ck_assert_msg(test_contains(text, "\"reason\":\"caller's\\u000afolder\"}\n"), "%s", text);
-	/* The fields in their documented order. */
-	const char *keys[] = { "\"time\":", "\"pid\":", "\"event\":", "\"name\":", "\"path\":", "\"caller\":",
-			       "\"family\":", "\"policy\":", "\"reason\":" };
-	const char *last = text;
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		const char *at = strstr(text, keys[i]);
-		ck_assert_msg(at && at >= last, "%s missing or out of order in %s", keys[i], text);
-		last = at;
-	}
+	ck_assert_str_eq(test_event_value(line, "event"), "redirect");
+	ck_assert_str_eq(test_event_value(line, "name"), event.name);
+	ck_assert_str_eq(test_event_value(line, "path"), event.path);
+	ck_assert_str_eq(test_event_value(line, "caller"), event.caller);
+	ck_assert_str_eq(test_event_value(line, "family"), event.family);
+	ck_assert_str_eq(test_event_value(line, "policy"), event.policy);
+	ck_assert_str_eq(test_event_value(line, "reason"), event.reason);
+	ck_assert_msg(!test_contains(text, "\"folder\""), "a redirect names a file, not a folder: %s", text);
 }
 END_TEST
 
@@ -146,38 +208,178 @@ START_TEST(test_missing_event_fields_are_null)
 {
 	char *path = event_log_path();
 	ck_assert(log_open_event_file(path));
-	struct log_event event = { .event = "register", .path = "/opt/cuda/lib64" };
+	struct log_event event = { .event = "register", .folder = "/opt/cuda/lib64", .reason = "seen loaded" };
 	log_event(&event);
 	char *text = test_read_file(path);
-	ck_assert_msg(test_contains(text, "\"name\":null,\"path\":\"/opt/cuda/lib64\",\"caller\":null,\"family\":null,"),
+	ck_assert_msg(test_contains(text, "\"name\":null,\"path\":null,\"folder\":\"/opt/cuda/lib64\",\"caller\":null,\"family\":null,"),
 		      "%s", text);
-	ck_assert_msg(test_contains(text, "\"reason\":null}\n"), "%s", text);
+	ck_assert_msg(test_contains(text, "\"reason\":\"seen loaded\"}\n"), "%s", text);
 }
 END_TEST
 
-START_TEST(test_event_log_is_appended_to_not_truncated)
+/* One event of every kind the README lists, with every value given: each line has exactly the
+   fields the table gives its kind, in its order; and the log writes no kind the README lacks. */
+START_TEST(test_every_event_kind_has_the_fields_of_the_readme)
 {
 	char *path = event_log_path();
-	test_write_file(path, "earlier line\n");
 	ck_assert(log_open_event_file(path));
-	char *real = realpath(path, NULL); /* /proc/self/fd names the file by its real path */
-	ck_assert_ptr_nonnull(real);
-	int flags = -1;
-	/* The descriptor is the one open with O_APPEND: another process's lines are never overwritten. */
-	for (int fd = 3; fd < 1024 && flags < 0; fd++) {
+	const char **kinds;
+	size_t count = test_event_kinds(&kinds);
+	for (size_t i = 0; i < count; i++) {
+		struct log_event event = full_event(kinds[i]);
+		log_event(&event);
+	}
+	char **lines;
+	ck_assert_uint_eq(test_event_lines(path, &lines), count); /* a kind the log does not write is missing */
+	for (size_t i = 0; i < count; i++)
+		ck_assert_str_eq(test_event_value(lines[i], "event"), kinds[i]);
+	for (size_t i = 0; log_event_kind(i); i++) {
+		bool listed = false;
+		for (size_t k = 0; k < count; k++)
+			listed |= strcmp(kinds[k], log_event_kind(i)) == 0;
+		ck_assert_msg(listed, "the log writes \"%s\" events, which the README's table does not list", log_event_kind(i));
+	}
+	char *miss = lines[0];
+	for (size_t i = 0; i < count; i++)
+		if (strcmp(kinds[i], "miss") == 0)
+			miss = lines[i];
+	ck_assert_str_eq(test_event_value(miss, "looked"),
+			 "[{\"folder\":\"/opt/a\",\"step\":\"rpath\"},{\"folder\":null,\"step\":\"cache\"},{\"folder\":\"/opt/b\",\"step\":\"registered_origin\"}]");
+}
+END_TEST
+
+START_TEST(test_event_of_an_unknown_kind_is_not_written)
+{
+	char *path = event_log_path();
+	ck_assert(log_open_event_file(path));
+	log_event(&(struct log_event){ .event = "third", .reason = "x" });
+	ck_assert_str_eq(test_read_file(path), "");
+}
+END_TEST
+
+START_TEST(test_summary_has_its_figures_as_numbers)
+{
+	char *path = event_log_path();
+	ck_assert(log_open_event_file(path));
+	struct log_event event = full_event("summary");
+	log_event(&event);
+	char *line = only_line(path);
+	ck_assert_str_eq(test_event_value(line, "report_pid"), "4242");
+	ck_assert_str_eq(test_event_value(line, "origins"), "3");
+	ck_assert_str_eq(test_event_value(line, "redirects"), "2");
+	ck_assert_str_eq(test_event_value(line, "misses"), "1");
+	ck_assert_str_eq(test_event_value(line, "mixed_origins"), "0");
+}
+END_TEST
+
+/* ---- text that is not UTF-8, and cuts ------------------------------------------------------------ */
+
+START_TEST(test_name_that_is_not_utf8_is_replaced_and_kept_in_hex)
+{
+	char *path = event_log_path();
+	ck_assert(log_open_event_file(path));
+	struct log_event event = full_event("register");
+	event.folder = "/opt/caf\xe9/lib"; /* Latin-1 */
+	event.name = "lib\xff\xfe.so.1";
+	log_event(&event);
+	char *line = only_line(path); /* UTF-8 and JSON */
+	ck_assert_str_eq(test_event_value(line, "folder"), "/opt/caf\xef\xbf\xbd/lib");
+	ck_assert_str_eq(test_event_value(line, "folder_hex"), "2f6f70742f636166e92f6c6962");
+	ck_assert_str_eq(test_event_value(line, "name"), "lib\xef\xbf\xbd\xef\xbf\xbd.so.1");
+	ck_assert_str_eq(test_event_value(line, "name_hex"), "6c6962fffe2e736f2e31");
+	ck_assert_msg(!test_contains(line, "path_hex"), "a UTF-8 field has no twin: %s", line);
+}
+END_TEST
+
+static char *repeated(const char *piece, size_t times)
+{
+	size_t length = strlen(piece);
+	char *text = malloc(length * times + 1);
+	for (size_t i = 0; i < times; i++)
+		memcpy(text + i * length, piece, length);
+	text[length * times] = '\0';
+	return text;
+}
+
+/* Values far longer than a line: the line is at most LOG_LINE_MAX, every field is there, the long
+   values are cut to one length on a character boundary (each a prefix of the whole), the short
+   ones whole, and "truncated" names exactly the fields cut. */
+START_TEST(test_long_line_is_cut_on_a_character_boundary_and_marked)
+{
+	char *path = event_log_path();
+	ck_assert(log_open_event_file(path));
+	struct log_event event = full_event("mixed-origin");
+	char *long_path = repeated("/caf\xc3\xa9\xe2\x82\xac", 1500);	/* 12,000 bytes of 3 characters' kinds */
+	char *long_own = repeated("\xf0\x9f\x98\x80/x", 2000);		/* 12,000 bytes */
+	char *long_caller = repeated("\"q\"", 3000);			/* each '"' escaped */
+	event.path = long_path;
+	event.own = long_own;
+	event.caller = long_caller;
+	log_event(&event);
+	char *text = test_read_file(path);
+	ck_assert_msg(strlen(text) <= LOG_LINE_MAX, "a line of %zu bytes", strlen(text));
+	ck_assert_msg(strlen(text) > LOG_LINE_MAX - 64, "the line keeps as much as fits: %zu bytes", strlen(text));
+	char *line = only_line(path);
+	char *path_value = test_event_value(line, "path"), *own = test_event_value(line, "own"), *caller = test_event_value(line, "caller");
+	ck_assert(strncmp(long_path, path_value, strlen(path_value)) == 0);
+	ck_assert(strncmp(long_own, own, strlen(own)) == 0);
+	ck_assert(strncmp(long_caller, caller, strlen(caller)) == 0);
+	ck_assert_msg(strlen(path_value) > 1000 && strlen(own) > 1000 && strlen(caller) > 500, "%s", line);
+	ck_assert_str_eq(test_event_value(line, "name"), event.name);
+	ck_assert_str_eq(test_event_value(line, "reason"), event.reason);
+	ck_assert_str_eq(test_event_value(line, "truncated"), "[\"path\",\"own\",\"caller\"]");
+}
+END_TEST
+
+START_TEST(test_long_looked_list_drops_places_from_its_end_and_counts_them)
+{
+	char *path = event_log_path();
+	ck_assert(log_open_event_file(path));
+	struct log_looked looked[200];
+	for (size_t i = 0; i < 200; i++)
+		looked[i] = (struct log_looked){ test_format("/opt/folder-number-%03zu/with/a/longer/name/lib", i), "listed" };
+	struct log_event event = full_event("miss");
+	event.looked = looked;
+	event.looked_count = 200;
+	log_event(&event);
+	char *line = only_line(path);
+	long omitted = atol(test_event_value(line, "looked_omitted"));
+	ck_assert_msg(omitted > 0 && omitted < 200, "%s", line);
+	ck_assert_msg(test_contains(line, "/opt/folder-number-000/"), "the first places stay: %s", line);
+	ck_assert_msg(!test_contains(line, "/opt/folder-number-199/"), "%s", line);
+	ck_assert_msg(test_contains(test_event_value(line, "truncated"), "\"looked\""), "%s", line);
+}
+END_TEST
+
+/* ---- the file ------------------------------------------------------------------------------------ */
+
+/* The descriptors of this process open on path. */
+static int descriptors_on(const char *path)
+{
+	char *real = realpath(path, NULL);
+	int count = 0;
+	for (int fd = 0; real && fd < 1024; fd++) {
 		char link[64], target[4096];
 		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 		ssize_t n = readlink(link, target, sizeof(target) - 1);
 		if (n <= 0)
 			continue;
 		target[n] = '\0';
-		if (strcmp(target, real) == 0)
-			flags = fcntl(fd, F_GETFL);
+		count += strcmp(target, real) == 0;
 	}
-	ck_assert_msg(flags >= 0, "no descriptor open on %s", path);
-	ck_assert(flags & O_APPEND);
-	struct log_event event = { .event = "register" };
+	free(real);
+	return count;
+}
+
+START_TEST(test_event_log_is_appended_to_and_holds_no_descriptor)
+{
+	char *path = event_log_path();
+	test_write_file(path, "earlier line\n");
+	ck_assert(log_open_event_file(path));
+	ck_assert_int_eq(descriptors_on(path), 0);
+	struct log_event event = full_event("register");
 	log_event(&event);
+	ck_assert_int_eq(descriptors_on(path), 0);
 	/* Another writer between two events: both lines stay whole. */
 	FILE *other = fopen(path, "a");
 	fputs("other writer\n", other);
@@ -190,13 +392,305 @@ START_TEST(test_event_log_is_appended_to_not_truncated)
 }
 END_TEST
 
-START_TEST(test_event_without_event_log_prints_nothing_at_error_level)
+START_TEST(test_event_log_is_created_private)
 {
+	char *path = event_log_path();
+	mode_t old = umask(0);
+	bool opened = log_open_event_file(path);
+	umask(old);
+	ck_assert(opened);
+	struct stat st;
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 07777, 0600);
+}
+END_TEST
+
+/* The program may use every descriptor its limit allows: the log takes none of them. */
+START_TEST(test_event_log_takes_no_descriptor_from_the_program)
+{
+	char *path = event_log_path(), *data = test_format("%s.data", path);
+	ck_assert(log_open_event_file(path));
+	int lowest = open("/dev/null", O_RDONLY);
+	ck_assert_int_ge(lowest, 0);
+	close(lowest);
+	struct rlimit limit = { (rlim_t)lowest + 1, (rlim_t)lowest + 1 }, saved;
+	getrlimit(RLIMIT_NOFILE, &saved);
+	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &limit), 0);
+	log_reason("first");
+	int fd = open(data, O_WRONLY | O_CREAT, 0600); /* the last descriptor the limit allows */
+	int error = errno;
+	ck_assert_msg(fd >= 0, "the program's open failed: %s", strerror(error));
+	log_reason("second"); /* none left: no event, no harm */
+	close(fd);
+	ck_assert_str_eq(reason_of(only_line(path)), "first");
+}
+END_TEST
+
+/* What the program writes into a descriptor it opened after closing the ones it inherited (a
+   daemon, closefrom) stays its own, and events go to the log. */
+START_TEST(test_program_that_closes_inherited_descriptors_gets_no_event_lines)
+{
+	char *path = event_log_path(), *data = test_format("%s.data", path);
+	ck_assert(log_open_event_file(path));
+	pid_t child = fork();
+	if (child == 0) {
+		syscall(SYS_close_range, 3, ~0u, 0);
+		int fd = open(data, O_WRONLY | O_CREAT | O_APPEND, 0600);
+		if (fd < 0 || write(fd, "DATA\n", 5) != 5)
+			_exit(2);
+		/* no Check call here: Check's own descriptor is gone, and its number may be the file's */
+		log_event(&(struct log_event){ .event = "register", .reason = "after closefrom; the request was not seen" });
+		int again = dup2(fd, fd + 1); /* and a dup2 onto the next number */
+		log_event(&(struct log_event){ .event = "register", .reason = "after dup2; the request was not seen" });
+		_exit(again < 0 ? 3 : 0);
+	}
+	int status;
+	ck_assert_int_eq(waitpid(child, &status, 0), child);
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	ck_assert_str_eq(test_read_file(data), "DATA\n");
+	char **lines;
+	ck_assert_uint_eq(test_event_lines(path, &lines), 2);
+}
+END_TEST
+
+#define RACE_EVENTS 1000
+#define RACE_REOPENS 1000
+
+static _Atomic bool race_over;
+static _Atomic long reopens;
+
+/* A thread that closes every descriptor but the standard ones, over and over, and opens, writes and
+   closes its own file meanwhile: it takes the lowest free number, the one a descriptor of the log's
+   would have had if it had been in this process's table. */
+static void *close_and_reopen(void *arg)
+{
+	const char *data = arg;
+	while (!race_over) {
+		syscall(SYS_close_range, 3, ~0u, 0);
+		int fd = open(data, O_WRONLY | O_CREAT | O_APPEND, 0600);
+		if (fd >= 0) {
+			if (write(fd, "DATA\n", 5) != 5)
+				abort();
+			close(fd);
+			reopens++;
+		}
+	}
+	return NULL;
+}
+
+static int race(const char *path, const char *data)
+{
+	pthread_t thread;
+	if (pthread_create(&thread, NULL, close_and_reopen, (void *)data) != 0)
+		return 2;
+	/* Both sides at work for long enough, however busy the machine; no Check call in here. */
+	int events = 0;
+	for (time_t start = time(NULL); (events < RACE_EVENTS || reopens < RACE_REOPENS) && time(NULL) - start < 120; events++)
+		log_event(&(struct log_event){ .event = "register", .reason = "race; the request was not seen" });
+	race_over = true;
+	pthread_join(thread, NULL);
+	(void)path;
+	return reopens >= RACE_REOPENS && events >= RACE_EVENTS ? 0 : 3;
+}
+
+/* The same while another thread closes and reopens descriptors during the events: no event line
+   ever lands in the program's file, and every event reaches the log (a descriptor of the log's
+   in the process's table, even for the few system calls of one event, loses this race). */
+START_TEST(test_events_never_land_in_a_file_another_thread_reopens)
+{
+	char *path = event_log_path(), *data = test_format("%s.data", path);
+	ck_assert(log_open_event_file(path));
+	pid_t child = fork();
+	if (child == 0)
+		_exit(race(path, data));
+	int status;
+	ck_assert_int_eq(waitpid(child, &status, 0), child);
+	ck_assert_int_eq(WEXITSTATUS(status), 0);
+	char *text = test_read_file(data);
+	size_t data_lines = test_count(text, "\n");
+	ck_assert_msg(data_lines >= RACE_REOPENS, "the other thread hardly ran: %zu lines", data_lines);
+	ck_assert_msg(test_count(text, "DATA\n") == data_lines, "event lines in the program's file: %zu of %zu lines are not its own",
+		      data_lines - test_count(text, "DATA\n"), data_lines);
+	char **lines;
+	ck_assert_uint_ge(test_event_lines(path, &lines), RACE_EVENTS); /* each one checked */
+}
+END_TEST
+
+START_TEST(test_symbolic_link_is_refused_and_its_target_untouched)
+{
+	char *dir = test_tmpdir(), *target = test_format("%s/profile", dir), *link = test_format("%s/events.jsonl", dir);
+	test_write_file(target, "export X=1\n");
+	ck_assert_int_eq(symlink(target, link), 0);
 	struct capture capture = start_capture();
-	struct log_event event = { .event = "register", .path = "/opt" };
-	log_event(&event);
+	bool opened = log_open_event_file(link);
 	char *output = stop_capture(&capture);
-	ck_assert_str_eq(output, "");
+	ck_assert(!opened);
+	ck_assert_msg(test_contains(output, "a symbolic link"), "%s", output);
+	log_reason("x");
+	ck_assert_str_eq(test_read_file(target), "export X=1\n");
+	/* A dangling one creates nothing. */
+	char *dangling = test_format("%s/dangling", dir), *nowhere = test_format("%s/created-by-the-log", dir);
+	ck_assert_int_eq(symlink(nowhere, dangling), 0);
+	capture = start_capture();
+	ck_assert(!log_open_event_file(dangling));
+	stop_capture(&capture);
+	ck_assert_int_ne(access(nowhere, F_OK), 0);
+}
+END_TEST
+
+START_TEST(test_hard_link_is_refused)
+{
+	char *dir = test_tmpdir(), *target = test_format("%s/other", dir), *second = test_format("%s/events.jsonl", dir);
+	test_write_file(target, "");
+	ck_assert_int_eq(link(target, second), 0);
+	struct capture capture = start_capture();
+	bool opened = log_open_event_file(second);
+	char *output = stop_capture(&capture);
+	ck_assert(!opened);
+	ck_assert_msg(test_contains(output, "other names (hard links)"), "%s", output);
+}
+END_TEST
+
+/* Owned by the effective user or root: a file another user made (and may have planted) is not. */
+START_TEST(test_file_of_another_user_is_refused)
+{
+	if (geteuid() != 0) {
+		printf("skipped: test_file_of_another_user_is_refused needs root (to give a file to nobody)\n");
+		return;
+	}
+	char *path = event_log_path();
+	test_write_file(path, "");
+	ck_assert_int_eq(chown(path, 65534, 65534), 0);
+	struct capture capture = start_capture();
+	bool opened = log_open_event_file(path);
+	char *output = stop_capture(&capture);
+	ck_assert(!opened);
+	ck_assert_msg(test_contains(output, "owned by another user (it must belong to the effective user or root)"), "%s", output);
+	/* The same file as root's own is taken. */
+	ck_assert_int_eq(chown(path, 0, 0), 0);
+	ck_assert(log_open_event_file(path));
+}
+END_TEST
+
+/* A file renamed away (log rotation) and a new one in its place: the next events go to the new
+   one; a file removed is made again. */
+START_TEST(test_rotated_log_gets_the_next_events)
+{
+	char *path = event_log_path(), *rotated = test_format("%s.1", path);
+	ck_assert(log_open_event_file(path));
+	log_reason("before");
+	ck_assert_int_eq(rename(path, rotated), 0);
+	test_write_file(path, "");
+	log_reason("after");
+	ck_assert_str_eq(reason_of(only_line(rotated)), "before");
+	ck_assert_str_eq(reason_of(only_line(path)), "after");
+	ck_assert_int_eq(unlink(path), 0);
+	log_reason("again");
+	ck_assert_str_eq(reason_of(only_line(path)), "again");
+}
+END_TEST
+
+START_TEST(test_relative_log_file_is_made_absolute_once)
+{
+	char *dir = test_tmpdir(), *other = test_tmpdir();
+	char *cwd = getcwd(NULL, 0);
+	ck_assert_int_eq(chdir(dir), 0);
+	ck_assert(log_open_event_file("events.jsonl"));
+	ck_assert_int_eq(chdir(other), 0);
+	log_reason("moved");
+	ck_assert_int_eq(chdir(cwd), 0);
+	ck_assert_str_eq(reason_of(only_line(test_format("%s/events.jsonl", dir))), "moved");
+	ck_assert_int_ne(access(test_format("%s/events.jsonl", other), F_OK), 0);
+}
+END_TEST
+
+/* A line left without its end by an earlier writer: the next one starts on a line of its own. */
+START_TEST(test_line_after_a_partial_one_starts_on_its_own)
+{
+	char *path = event_log_path();
+	test_write_file(path, "{\"time\":1,\"pid\":1,\"ev");
+	ck_assert(log_open_event_file(path));
+	log_reason("whole");
+	char *text = test_read_file(path);
+	char *second = strchr(text, '\n');
+	ck_assert_msg(second && strncmp(second, "\n{\"time\":", 9) == 0, "%s", text);
+	test_check_event_line(strtok(second + 1, "\n"));
+}
+END_TEST
+
+/* Under a seccomp filter the runtime makes no child (a filter may kill the process for a clone it
+   did not expect) and appends from the thread itself: the same rules hold. The filter here allows
+   everything. */
+static void allow_everything_under_seccomp(void)
+{
+	struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	struct sock_fprog program = { .len = 1, .filter = &allow };
+	ck_assert_int_eq(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+	ck_assert_int_eq(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program), 0);
+	ck_assert_int_eq(prctl(PR_GET_SECCOMP, 0, 0, 0, 0), 2);
+}
+
+/* Under a file size limit: a line that does not fit is not written at all (no partial line, no
+   SIGXFSZ for the process), and the lines after it, once the file may grow, are whole. */
+static void check_size_limit(bool under_seccomp)
+{
+	char *path = event_log_path();
+	ck_assert(log_open_event_file(path));
+	log_reason("one");
+	struct stat st;
+	ck_assert_int_eq(stat(path, &st), 0);
+	/* In a child that calls no Check function: the limit holds for every file the process writes,
+	   Check's own too (each passing assertion writes there). */
+	const char *reasons[] = { test_format("two; the request was not seen"), test_format("three; the request was not seen"),
+				  test_format("four; the request was not seen") };
+	pid_t child = fork();
+	if (child == 0) {
+		struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+		struct sock_fprog program = { .len = 1, .filter = &allow };
+		if (under_seccomp && (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) != 0))
+			_exit(4);
+		struct rlimit limit = { (rlim_t)st.st_size + 40, RLIM_INFINITY };
+		if (setrlimit(RLIMIT_FSIZE, &limit) != 0)
+			_exit(2);
+		log_event(&(struct log_event){ .event = "register", .reason = reasons[0] });
+		/* A limit below the file's size: a write there would raise SIGXFSZ at once. */
+		limit.rlim_cur = (rlim_t)st.st_size - 10;
+		if (setrlimit(RLIMIT_FSIZE, &limit) != 0)
+			_exit(2);
+		log_event(&(struct log_event){ .event = "register", .reason = reasons[1] });
+		limit.rlim_cur = RLIM_INFINITY;
+		if (setrlimit(RLIMIT_FSIZE, &limit) != 0)
+			_exit(3);
+		log_event(&(struct log_event){ .event = "register", .reason = reasons[2] });
+		_exit(0);
+	}
+	int status;
+	ck_assert_int_eq(waitpid(child, &status, 0), child);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %#x%s", status,
+		      WIFSIGNALED(status) && WTERMSIG(status) == SIGXFSZ ? ": killed by SIGXFSZ" : "");
+	char **lines;
+	ck_assert_uint_eq(test_event_lines(path, &lines), 2);
+	ck_assert_str_eq(reason_of(lines[0]), "one");
+	ck_assert_str_eq(reason_of(lines[1]), "four");
+}
+
+START_TEST(test_file_size_limit_leaves_no_partial_line)
+{
+	check_size_limit(false);
+}
+END_TEST
+
+START_TEST(test_in_thread_append_keeps_the_rules)
+{
+	check_size_limit(true);
+	allow_everything_under_seccomp();
+	char *path = event_log_path();
+	test_write_file(path, "partial");
+	ck_assert(log_open_event_file(path));
+	ck_assert_int_eq(descriptors_on(path), 0);
+	log_reason("whole");
+	ck_assert_int_eq(descriptors_on(path), 0);
+	ck_assert_msg(test_contains(test_read_file(path), "partial\n{\"time\":"), "%s", test_read_file(path));
 }
 END_TEST
 
@@ -211,7 +705,7 @@ static void *log_events(void *arg)
 	char name[64];
 	for (int i = 0; i < EVENTS_PER_THREAD; i++) {
 		snprintf(name, sizeof(name), "thread-%ld-event-%d", (long)(size_t)arg, i);
-		struct log_event event = { .event = "redirect", .name = name, .path = long_path, .reason = "stress" };
+		struct log_event event = { .event = "redirect", .name = name, .path = long_path, .caller = "/opt/caller", .reason = "stress" };
 		log_event(&event);
 	}
 	return NULL;
@@ -227,20 +721,11 @@ START_TEST(test_events_from_four_threads_give_whole_lines)
 		ck_assert_int_eq(pthread_create(&threads[t], NULL, log_events, (void *)t), 0);
 	for (size_t t = 0; t < THREADS; t++)
 		pthread_join(threads[t], NULL);
+	char **lines;
+	ck_assert_uint_eq(test_event_lines(path, &lines), THREADS * EVENTS_PER_THREAD); /* each one checked */
 	char *text = test_read_file(path);
-	ck_assert_uint_eq(test_count(text, "\n"), THREADS * EVENTS_PER_THREAD);
-	size_t lines = 0;
-	for (char *line = text, *end; (end = strchr(line, '\n')); line = end + 1) {
-		*end = '\0';
-		ck_assert_msg(strncmp(line, "{\"time\":", 8) == 0 && end[-1] == '}', "torn line %zu: %.80s", lines, line);
-		ck_assert_uint_eq(test_count(line, "{\"time\":"), 1);
-		ck_assert_uint_eq(test_count(line, "\"reason\":\"stress\"}"), 1);
-		lines++;
-	}
-	ck_assert_uint_eq(lines, THREADS * EVENTS_PER_THREAD);
 	for (size_t t = 0; t < THREADS; t++) {
 		char *last = test_format("\"thread-%zu-event-%d\"", t, EVENTS_PER_THREAD - 1);
-		text = test_read_file(path);
 		ck_assert_uint_eq(test_count(text, last), 1);
 	}
 }
@@ -254,6 +739,31 @@ START_TEST(test_unopenable_event_log_is_refused_with_a_message_naming_it)
 	ck_assert(!opened);
 	ck_assert_msg(test_contains(output, "/nonexistent-dir/x.log"), "stderr: %s", output);
 	ck_assert_uint_eq(test_count(output, "\n"), 1);
+}
+END_TEST
+
+START_TEST(test_event_without_event_log_prints_nothing_at_error_level)
+{
+	struct capture capture = start_capture();
+	struct log_event event = { .event = "register", .folder = "/opt", .reason = "x" };
+	log_event(&event);
+	char *output = stop_capture(&capture);
+	ck_assert_str_eq(output, "");
+}
+END_TEST
+
+/* The debug line of an event says what it has, with no empty parts: no "()" without a reason. */
+START_TEST(test_debug_line_has_no_empty_parts)
+{
+	log_set_level(LOG_DEBUG);
+	struct capture capture = start_capture();
+	log_event(&(struct log_event){ .event = "register", .name = "libnvrtc.so.13", .folder = "/opt/lib", .reason = "" });
+	log_event(&(struct log_event){ .event = "redirect", .name = "libx.so.1", .path = "/opt/libx.so.1", .caller = "/opt/c.so",
+				       .reason = "registered origin" });
+	char *output = stop_capture(&capture);
+	log_set_level(LOG_ERROR);
+	ck_assert_str_eq(output, "nvinterpose: debug: event register libnvrtc.so.13 in /opt/lib\n"
+				 "nvinterpose: debug: event redirect libx.so.1 -> /opt/libx.so.1 for /opt/c.so (registered origin)\n");
 }
 END_TEST
 
@@ -300,11 +810,31 @@ int main(void)
 	tcase_add_loop_test(tc, test_json_escape_quotes_backslashes_and_control_characters, 0,
 			    sizeof(escapes) / sizeof(escapes[0]));
 	tcase_add_test(tc, test_json_escape_of_null_is_empty);
-	tcase_add_test(tc, test_json_escape_truncates_between_escapes_and_always_terminates);
+	tcase_add_loop_test(tc, test_json_escape_truncates_between_escapes_and_always_terminates, 0,
+			    sizeof(cut_inputs) / sizeof(cut_inputs[0]));
 	tcase_add_test(tc, test_event_is_one_json_line_with_every_field);
 	tcase_add_test(tc, test_missing_event_fields_are_null);
-	tcase_add_test(tc, test_event_log_is_appended_to_not_truncated);
+	tcase_add_test(tc, test_every_event_kind_has_the_fields_of_the_readme);
+	tcase_add_test(tc, test_event_of_an_unknown_kind_is_not_written);
+	tcase_add_test(tc, test_summary_has_its_figures_as_numbers);
+	tcase_add_test(tc, test_name_that_is_not_utf8_is_replaced_and_kept_in_hex);
+	tcase_add_test(tc, test_long_line_is_cut_on_a_character_boundary_and_marked);
+	tcase_add_test(tc, test_long_looked_list_drops_places_from_its_end_and_counts_them);
+	tcase_add_test(tc, test_event_log_is_appended_to_and_holds_no_descriptor);
+	tcase_add_test(tc, test_event_log_is_created_private);
+	tcase_add_test(tc, test_event_log_takes_no_descriptor_from_the_program);
+	tcase_add_test(tc, test_program_that_closes_inherited_descriptors_gets_no_event_lines);
+	tcase_add_test(tc, test_events_never_land_in_a_file_another_thread_reopens);
+	tcase_add_test(tc, test_symbolic_link_is_refused_and_its_target_untouched);
+	tcase_add_test(tc, test_hard_link_is_refused);
+	tcase_add_test(tc, test_file_of_another_user_is_refused);
+	tcase_add_test(tc, test_rotated_log_gets_the_next_events);
+	tcase_add_test(tc, test_relative_log_file_is_made_absolute_once);
+	tcase_add_test(tc, test_line_after_a_partial_one_starts_on_its_own);
+	tcase_add_test(tc, test_file_size_limit_leaves_no_partial_line);
+	tcase_add_test(tc, test_in_thread_append_keeps_the_rules);
 	tcase_add_test(tc, test_event_without_event_log_prints_nothing_at_error_level);
+	tcase_add_test(tc, test_debug_line_has_no_empty_parts);
 	tcase_add_test(tc, test_events_from_four_threads_give_whole_lines);
 	tcase_add_test(tc, test_unopenable_event_log_is_refused_with_a_message_naming_it);
 	tcase_add_test(tc, test_messages_obey_the_level);

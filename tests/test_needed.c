@@ -51,6 +51,27 @@ START_TEST(test_sibling_wheel_dt_needed_loads_under_the_runtime)
 	ck_assert_int_eq(test_count(run.output, "maps: "), 1);
 	char *events = test_read_file(log);
 	ck_assert_msg(test_contains(events, test_format("\"event\":\"needed\",\"name\":\"libnvJitLink.so.77\",\"path\":\"%s\",\"caller\":\"%s\"", w.nvjitlink_lib, w.cusparse_lib)), "%s", events);
+	char **lines;
+	ck_assert_uint_ge(test_event_lines(log, &lines), 2);
+}
+END_TEST
+
+/* A DT_NEEDED the loader finds itself (in the parent's RUNPATH) is registered at the next sync,
+   with the library whose DT_NEEDED names it as its caller. */
+START_TEST(test_dt_needed_the_loader_found_is_registered_with_the_library_that_needs_it)
+{
+	struct wheels w = make_wheels();
+	char *beside = test_format("%s/libnvJitLink.so.77", w.cusparse);
+	test_copy_file(w.nvjitlink_lib, beside);
+	char *log = test_format("%s/events.jsonl", w.root);
+	const char *env[] = { standin_preload(), test_format("NVINTERPOSE_LOG_FILE=%s", log), NULL };
+	struct test_run run = test_probe(env, test_format("call %s cusparse_value origin nvJitLink", w.cusparse_lib));
+	ck_assert_msg(test_contains(run.output, "call cusparse_value: 1007"), "%s", run.output);
+	char *registered = test_find_event(log, "register", "name", "libnvJitLink.so.77");
+	ck_assert_msg(registered, "%s", test_read_file(log));
+	ck_assert_str_eq(test_event_value(registered, "path"), beside);
+	ck_assert_str_eq(test_event_value(registered, "caller"), w.cusparse_lib);
+	ck_assert_str_eq(test_event_value(registered, "reason"), "seen loaded");
 }
 END_TEST
 
@@ -227,6 +248,7 @@ int main(void)
 	TCase *tc = tcase_create("needed");
 	tcase_add_test(tc, test_sibling_wheel_dt_needed_fails_without_the_runtime);
 	tcase_add_test(tc, test_sibling_wheel_dt_needed_loads_under_the_runtime);
+	tcase_add_test(tc, test_dt_needed_the_loader_found_is_registered_with_the_library_that_needs_it);
 	tcase_add_test(tc, test_dlclose_still_unloads_the_tree);
 	tcase_add_test(tc, test_dependencies_load_leaves_first);
 	tcase_add_test(tc, test_dependency_cycle_ends);

@@ -114,101 +114,6 @@ static char *leaf_in(const char *folder, int value)
 	return path;
 }
 
-/* ---- a minimal JSON checker: the document must parse, whatever it says -------------------------- */
-
-static bool json_value(const char **s, int depth);
-
-static void json_space(const char **s)
-{
-	while (**s == ' ' || **s == '\n' || **s == '\t' || **s == '\r')
-		(*s)++;
-}
-
-static bool json_string(const char **s)
-{
-	if (**s != '"')
-		return false;
-	for ((*s)++; **s != '"'; (*s)++) {
-		if ((unsigned char)**s < 0x20)
-			return false;
-		if (**s == '\\') {
-			(*s)++;
-			if (**s == 'u') {
-				for (int i = 1; i <= 4; i++)
-					if (!isxdigit((unsigned char)(*s)[i]))
-						return false;
-				*s += 4;
-			} else if (!strchr("\"\\/bfnrt", **s) || !**s) {
-				return false;
-			}
-		}
-	}
-	(*s)++;
-	return true;
-}
-
-static bool json_members(const char **s, char close, int depth, bool keyed)
-{
-	(*s)++;
-	json_space(s);
-	if (**s == close) {
-		(*s)++;
-		return true;
-	}
-	for (;;) {
-		json_space(s);
-		if (keyed) {
-			if (!json_string(s))
-				return false;
-			json_space(s);
-			if (*(*s)++ != ':')
-				return false;
-		}
-		if (!json_value(s, depth + 1))
-			return false;
-		json_space(s);
-		if (**s == close) {
-			(*s)++;
-			return true;
-		}
-		if (*(*s)++ != ',')
-			return false;
-	}
-}
-
-static bool json_value(const char **s, int depth)
-{
-	json_space(s);
-	if (depth > 200)
-		return false;
-	if (**s == '{')
-		return json_members(s, '}', depth, true);
-	if (**s == '[')
-		return json_members(s, ']', depth, false);
-	if (**s == '"')
-		return json_string(s);
-	for (const char *word = "true\0false\0null\0"; *word; word += strlen(word) + 1)
-		if (strncmp(*s, word, strlen(word)) == 0) {
-			*s += strlen(word);
-			return true;
-		}
-	char *end;
-	strtod(*s, &end);
-	if (end == *s)
-		return false;
-	*s = end;
-	return true;
-}
-
-static bool json_document(const char *text)
-{
-	const char *s = text;
-	if (!json_value(&s, 0))
-		return false;
-	json_space(&s);
-	return *s == '\0';
-}
-
 /* ---- the search order --------------------------------------------------------------------------- */
 
 /* ROOT/root.so needs libleaf.so.1, found both in ROOT/a (named by the root's search path, RPATH or
@@ -588,7 +493,7 @@ START_TEST(test_json_is_one_document_with_every_dependency_an_object)
 		document = strchr(message, '\n');
 		ck_assert_ptr_nonnull(document);
 	}
-	ck_assert_msg(json_document(document), "not one JSON document:\n%s", document);
+	ck_assert_msg(test_json_document(document), "not one JSON document:\n%s", document);
 	ck_assert_int_eq(test_count(document, "{\"file\":"), 3);
 	ck_assert_msg(test_contains(document, "{\"name\":\"libleaf.so.1\",\"path\":\""), "%s", document);
 	ck_assert_msg(test_contains(document, "{\"name\":\"libgone.so.1\",\"path\":null,\"how\":\"not_found\",\"family\":null,\"object\":null,\"looked\":["),
@@ -994,7 +899,7 @@ START_TEST(test_a_missing_required_run_time_dependent_is_a_miss)
 	ck_assert_msg(test_contains(run.output, "\"runtime\":[{\"name\":\"libnvrtc-builtins.so*\",\"path\":null,\"how\":\"not_found\",\"family\":\"nvrtc-builtins\",\"object\":null,\"required\":true,\"looked\":["),
 		      "%.3000s", run.output);
 	ck_assert_msg(test_contains(run.output, "\"how\":\"default\",\"result\":\"no nvrtc-builtins file\""), "%.3000s", run.output);
-	ck_assert_msg(json_document(run.output), "%.3000s", run.output);
+	ck_assert_msg(test_json_document(run.output), "%.3000s", run.output);
 	run = inspect(env, "'%s'", w.nvrtc);
 	ck_assert_msg(run.status == 1 && test_contains(run.output, "libnvrtc-builtins.so* not found (nvrtc-builtins; run time, required)") &&
 		      test_contains(run.output, "1 dependency not found"), "%d: %.3000s", run.status, run.output);
@@ -1189,7 +1094,7 @@ START_TEST(test_families_show_both_wheel_layouts)
 		      "%.3000s", run.output);
 	ck_assert_msg(test_contains(run.output, "\"family\":\"cusolverMg\"") &&
 		      test_contains(run.output, "\"cu13_wheel_folder\":\"nvidia/cu13/lib\",\"needed\":\"nvJitLink cublas cublasLt\""), "%.3000s", run.output);
-	ck_assert_msg(json_document(run.output), "%.3000s", run.output);
+	ck_assert_msg(test_json_document(run.output), "%.3000s", run.output);
 }
 END_TEST
 
@@ -1312,7 +1217,7 @@ START_TEST(test_scan_groups_every_copy_and_names_the_mixes)
 			      test_format("CUDA_HOME=%s/toolkit", e.root), "CUDA_PATH=", "CONDA_PREFIX=", "NVINTERPOSE_PATH=", NULL };
 	struct test_run run = inspect(env, "--scan --json --cache=none");
 	ck_assert_msg(run.status == 1, "%d: %.4000s", run.status, run.output);
-	ck_assert_msg(json_document(run.output), "%.4000s", run.output);
+	ck_assert_msg(test_json_document(run.output), "%.4000s", run.output);
 	ck_assert_msg(test_contains(run.output, test_format("{\"kind\":\"site-packages\",\"folder\":\"%s\",\"note\":null,\"copies\":3}", e.venv)) &&
 		      test_contains(run.output, test_format("{\"kind\":\"CUDA_HOME\",\"folder\":\"%s\",\"note\":null,\"copies\":3}", e.toolkit)) &&
 		      test_contains(run.output, "{\"kind\":\"CONDA_PREFIX\",\"folder\":null,\"note\":\"not set\",\"copies\":0}"), "%.4000s", run.output);
@@ -1466,7 +1371,7 @@ START_TEST(test_json_of_a_chain_of_1000_objects_is_flat)
 	ck_assert_msg(run.status == 0, "%d: %.2000s", run.status, run.output);
 	ck_assert_uint_ge(test_count(run.output, "{\"id\":"), 1000);
 	/* The checker here refuses documents nested deeper than 200; Python's json refused the nested one. */
-	ck_assert_msg(json_document(run.output), "not one flat JSON document: %.2000s", run.output);
+	ck_assert_msg(test_json_document(run.output), "not one flat JSON document: %.2000s", run.output);
 	ck_assert_msg(test_contains(run.output, test_format("{\"name\":\"libring00000.so.77\",\"path\":\"%s/libring00000.so.77\",\"how\":\"already_loaded\",\"family\":null,\"object\":0}", root)),
 		      "%.2000s", run.output);
 	const char *which[] = { "/bin/sh", "-c", "command -v python3", NULL };

@@ -25,10 +25,12 @@
 #define _GNU_SOURCE
 #include "config.h"
 #include "libnames.h"
+#include "loaded.h"
 #include "loader/dst.h"
 #include "log.h"
 #include "lookup.h"
 #include "origins.h"
+#include "report.h"
 #include "start.h"
 
 #include <dlfcn.h>
@@ -58,8 +60,16 @@ unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *cookie)
 	const char *path = map->l_name;
 	char folder[PATH_MAX];
 	int family = path && path[0] ? libnames_match_linux(libnames_basename(path), NULL) : -1;
-	if (family >= 0 && !config_get()->disabled && path[0] == '/' && dst_origin_of(path, folder, sizeof(folder)))
-		origins_register(family, folder, libnames_basename(path), "mapped (audit)");
+	if (family < 0 || config_get()->disabled || path[0] != '/' || !dst_origin_of(path, folder, sizeof(folder)))
+		return 0;
+	/* The requester of the search that found it, when la_objsearch noted one (the loader maps what
+	   it searched for right after, on the same thread). */
+	char asker[PATH_MAX];
+	const char *base = libnames_basename(path);
+	bool asked = loaded_take_asker(base, base, asker, sizeof(asker));
+	origins_register(&(struct origin_load){ .family = family, .folder = folder, .path = path, .name = base,
+						.caller = asked ? asker : NULL,
+						.reason = asked ? "mapped (audit)" : "mapped (audit); the request was not seen" });
 	return 0;
 }
 
@@ -75,7 +85,9 @@ char *la_objsearch(const char *name, uintptr_t *cookie, unsigned int flag)
 	int saved_errno = errno;
 	char *answer = (char *)name;
 	struct lookup_load *load = malloc(sizeof(*load));
-	const char *asker = requester->l_name && requester->l_name[0] ? requester->l_name : "(main program)";
+	const char *asker = requester->l_name && requester->l_name[0] ? requester->l_name : loaded_program_path();
+	if (report_misses_wanted(false))
+		loaded_note_asker(name, asker);
 	/* The answer's storage outlives the call: the loader keeps using the name it gets. */
 	if (load && lookup_for_requester(name, family, requester, load) && (answer = strdup(load->path))) {
 		const char *reason = load->coherent ? "coherent: the asker's folder or its wheel siblings" : search_step_name(load->step);

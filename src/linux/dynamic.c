@@ -55,32 +55,69 @@ static ElfW(Addr) loaded_address(ElfW(Addr) base, bool relocated, ElfW(Addr) add
 	return address && !relocated ? address + base : address;
 }
 
+/* A loaded object's dynamic array and its string table, as the loader left them. */
+struct loaded_strings {
+	const ElfW(Dyn) *dynamic;
+	size_t entries;
+	ElfW(Addr) strtab; /* an address inside a load segment, or 0 */
+	size_t strsz;
+};
+
+static bool locate_strings(ElfW(Addr) base, const ElfW(Phdr) *phdr, size_t phnum, struct loaded_strings *loaded)
+{
+	bool relocated;
+	memset(loaded, 0, sizeof(*loaded));
+	if (!(loaded->dynamic = loaded_dynamic(base, phdr, phnum, &loaded->entries, &relocated)))
+		return false;
+	for (size_t i = 0; i < loaded->entries && loaded->dynamic[i].d_tag != DT_NULL; i++) {
+		if (loaded->dynamic[i].d_tag == DT_STRTAB)
+			loaded->strtab = loaded->dynamic[i].d_un.d_ptr;
+		else if (loaded->dynamic[i].d_tag == DT_STRSZ)
+			loaded->strsz = loaded->dynamic[i].d_un.d_val;
+	}
+	loaded->strtab = loaded_address(base, relocated, loaded->strtab);
+	if (loaded->strtab && !inside_load_segment(base, phdr, phnum, loaded->strtab, loaded->strsz))
+		loaded->strtab = 0;
+	return true;
+}
+
+/* The string at offset in the table, when it lies whole inside it. */
+static const char *loaded_string(const struct loaded_strings *loaded, size_t offset)
+{
+	if (!loaded->strtab || offset >= loaded->strsz || !memchr((const char *)loaded->strtab + offset, '\0', loaded->strsz - offset))
+		return NULL;
+	return (const char *)loaded->strtab + offset;
+}
+
 bool dynamic_read_loaded(ElfW(Addr) base, const ElfW(Phdr) *phdr, size_t phnum, struct dynamic_facts *facts)
 {
+	struct loaded_strings loaded;
 	memset(facts, 0, sizeof(*facts));
-	size_t entries = 0;
-	bool relocated;
-	const ElfW(Dyn) *dynamic = loaded_dynamic(base, phdr, phnum, &entries, &relocated);
-	if (!dynamic)
+	if (!locate_strings(base, phdr, phnum, &loaded))
 		return false;
-
-	ElfW(Addr) strtab = 0;
-	size_t strsz = 0, soname = (size_t)-1;
-	for (size_t i = 0; i < entries && dynamic[i].d_tag != DT_NULL; i++) {
-		switch (dynamic[i].d_tag) {
-		case DT_STRTAB: strtab = dynamic[i].d_un.d_ptr; break;
-		case DT_STRSZ: strsz = dynamic[i].d_un.d_val; break;
-		case DT_SONAME: soname = dynamic[i].d_un.d_val; break;
+	for (size_t i = 0; i < loaded.entries && loaded.dynamic[i].d_tag != DT_NULL; i++) {
+		switch (loaded.dynamic[i].d_tag) {
+		case DT_SONAME: facts->soname = loaded_string(&loaded, loaded.dynamic[i].d_un.d_val); break;
 		case DT_RPATH: facts->has_rpath = true; break;
 		case DT_RUNPATH: facts->has_runpath = true; break;
-		case DT_FLAGS_1: facts->nodeflib = (dynamic[i].d_un.d_val & DF_1_NODEFLIB) != 0; break;
+		case DT_FLAGS_1: facts->nodeflib = (loaded.dynamic[i].d_un.d_val & DF_1_NODEFLIB) != 0; break;
 		}
 	}
-	strtab = loaded_address(base, relocated, strtab);
-	if (soname != (size_t)-1 && strtab && soname < strsz && inside_load_segment(base, phdr, phnum, strtab, strsz) &&
-	    memchr((const char *)strtab + soname, '\0', strsz - soname))
-		facts->soname = (const char *)strtab + soname;
 	return true;
+}
+
+bool dynamic_loaded_needs(ElfW(Addr) base, const ElfW(Phdr) *phdr, size_t phnum, const char *name)
+{
+	struct loaded_strings loaded;
+	if (!locate_strings(base, phdr, phnum, &loaded))
+		return false;
+	for (size_t i = 0; i < loaded.entries && loaded.dynamic[i].d_tag != DT_NULL; i++) {
+		const char *needed;
+		if (loaded.dynamic[i].d_tag == DT_NEEDED && (needed = loaded_string(&loaded, loaded.dynamic[i].d_un.d_val)) &&
+		    strcmp(needed, name) == 0)
+			return true;
+	}
+	return false;
 }
 
 bool dynamic_strtab_relocated(ElfW(Addr) base, bool dynamic_writable)

@@ -16,6 +16,9 @@ struct dynamic_facts {
 /* Facts of an object in memory, from its program headers (as dl_iterate_phdr reports them). */
 bool dynamic_read_loaded(ElfW(Addr) base, const ElfW(Phdr) *phdr, size_t phnum, struct dynamic_facts *facts);
 
+/* True when the object in memory has name among its DT_NEEDED entries. */
+bool dynamic_loaded_needs(ElfW(Addr) base, const ElfW(Phdr) *phdr, size_t phnum, const char *name);
+
 /* Whether the loader has added the load base to the DT_STRTAB (and like) values in a loaded
    object's dynamic section: glibc's rule, from the base and whether its PT_DYNAMIC is writable. */
 bool dynamic_strtab_relocated(ElfW(Addr) base, bool dynamic_writable);

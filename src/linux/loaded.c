@@ -14,6 +14,9 @@
 #include "loader/dst.h"
 #include "log.h"
 #include "origins.h"
+#include "platform.h"
+#include "registry.h"
+#include "report.h"
 #include "walk.h"
 
 #include <errno.h>
@@ -44,7 +47,19 @@ _Atomic unsigned long loaded_current_generation; /* the newest scan finished */
 static _Atomic bool index_full;     /* an object found no room: said once, after the scan */
 static atomic_flag full_reported = ATOMIC_FLAG_INIT;
 
-void loaded_init(void) { walk_init(); }
+static atomic_flag askers_lock = ATOMIC_FLAG_INIT; /* the notes of who asked, below */
+
+/* A fork while another thread holds the lock: the child takes it anew (a note is read only once
+   it is counted). */
+static void reset_askers_lock_in_child(void) { atomic_flag_clear(&askers_lock); }
+
+void loaded_init(void)
+{
+	static atomic_flag done = ATOMIC_FLAG_INIT;
+	walk_init();
+	if (!atomic_flag_test_and_set(&done))
+		platform_after_fork_in_child(reset_askers_lock_in_child);
+}
 
 /* Relative names the front saw loaded, as hashes: the front registered their folder at that moment
    (the loader fixes a relative object's $ORIGIN against the working folder of its load), so a
@@ -118,9 +133,113 @@ static struct entry *append_entry(int family, const char *path, const char *sona
 	return entry;
 }
 
+/* ---- who asked ---------------------------------------------------------------------------
+   The loader loads what the front passes on (a bare name it finds itself, the DT_NEEDED of a
+   library loaded by path) after the hooks have returned: its origin is registered at the next
+   sync, which no longer knows the request. The front notes each such request here, by name, while
+   someone will read the answer (the log, the event log, the report). */
+#define NOTED_ASKERS 8
+
+static struct noted_asker {
+	char name[NAME_MAX + 1];
+	char asker[PATH_MAX];
+} noted_askers[NOTED_ASKERS];
+static size_t noted_next;
+
+static void lock_askers(void)
+{
+	while (atomic_flag_test_and_set_explicit(&askers_lock, memory_order_acquire))
+		;
+}
+
+static void unlock_askers(void) { atomic_flag_clear_explicit(&askers_lock, memory_order_release); }
+
+void loaded_note_asker(const char *name, const char *asker)
+{
+	if (strlen(name) > NAME_MAX || strlen(asker) >= PATH_MAX)
+		return;
+	lock_askers();
+	struct noted_asker *slot = &noted_askers[noted_next++ % NOTED_ASKERS]; /* the oldest goes */
+	strcpy(slot->name, name);
+	strcpy(slot->asker, asker);
+	unlock_askers();
+}
+
+bool loaded_take_asker(const char *soname, const char *base, char *asker, size_t size)
+{
+	bool found = false;
+	lock_askers();
+	for (size_t i = 0; i < NOTED_ASKERS && !found; i++) {
+		struct noted_asker *slot = &noted_askers[i];
+		if (slot->name[0] && (strcmp(slot->name, soname) == 0 || strcmp(slot->name, base) == 0) &&
+		    strlen(slot->asker) < size) {
+			strcpy(asker, slot->asker);
+			slot->name[0] = '\0';
+			found = true;
+		}
+	}
+	unlock_askers();
+	return found;
+}
+
+struct needer_search {
+	const char *name;
+	char *asker;
+	size_t size;
+	bool found;
+};
+
+/* Under the loader's list lock: no allocation, no logging. */
+static int find_needer(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct needer_search *search = arg;
+	(void)size;
+	if (!dynamic_loaded_needs(info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, search->name))
+		return 0;
+	const char *name = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : loaded_program_path();
+	if (strlen(name) >= search->size)
+		return 0;
+	strcpy(search->asker, name);
+	search->found = true;
+	return 1; /* the first in load order: the loader maps dependencies breadth first */
+}
+
+const char *loaded_program_path(void)
+{
+	static char path[PATH_MAX];
+	static _Atomic int state; /* 0 not read, 1 being read, 2 read */
+	int expected = 0;
+	if (atomic_compare_exchange_strong(&state, &expected, 1)) {
+		ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+		if (n > 0)
+			path[n] = '\0';
+		else
+			strcpy(path, "(main program)");
+		atomic_store(&state, 2);
+	}
+	while (atomic_load(&state) != 2)
+		platform_yield();
+	return path;
+}
+
+/* The object that asked for this one: a noted request, else the first object that names it in its
+   DT_NEEDED (the program included); NULL when neither (a dlopen the runtime did not see). */
+static const char *asker_of(const struct loaded_object *object, char *asker, size_t size)
+{
+	const char *base = libnames_basename(object->path);
+	if (loaded_take_asker(object->soname, base, asker, size))
+		return asker;
+	if (!log_enabled(LOG_INFO) && !log_events_enabled() && !report_misses_wanted(false))
+		return NULL; /* nobody reads it */
+	struct needer_search search = { .name = object->soname[0] ? object->soname : base, .asker = asker, .size = size };
+	loaded_program_path(); /* read now, not under the loader's lock */
+	walk_loaded_objects(find_needer, &search);
+	return search.found ? asker : NULL;
+}
+
 static void register_origin(struct entry *entry)
 {
-	char folder[PATH_MAX];
+	char folder[PATH_MAX], asker[PATH_MAX];
 	const struct loaded_object *object = &entry->object;
 	if (object->path[0] != '/') {
 		/* Its folder was fixed against the working folder of its load, which may have changed. */
@@ -129,9 +248,18 @@ static void register_origin(struct entry *entry)
 				    "came from is not known, so it is not registered", libnames[object->family].family, object->path);
 		return;
 	}
-	if (dst_origin_of(object->path, folder, sizeof(folder)))
-		origins_register(object->family, folder, object->soname[0] ? object->soname : libnames_basename(object->path),
-				 "seen loaded");
+	if (!dst_origin_of(object->path, folder, sizeof(folder)) || registry_has_origin(object->family, folder))
+		return;
+	const char *caller = asker_of(object, asker, sizeof(asker));
+	origins_register(&(struct origin_load){
+		.family = object->family,
+		.folder = folder,
+		.path = object->path,
+		.name = object->soname[0] ? object->soname : libnames_basename(object->path),
+		.caller = caller,
+		.reason = caller ? "seen loaded" : "seen loaded; the request was not seen (made before the runtime "
+						   "was there, or through a dlopen bound past its hooks)",
+	});
 }
 
 /* Runs with the loader's list lock held: it allocates nothing, calls into no loader function and

@@ -50,6 +50,16 @@ static inline bool loaded_still_loaded(const struct loaded_object *object)
    not say that it cannot. */
 void loaded_note_relative_load(const char *path);
 
+/* The front passed a load of name, asked for by asker, to the loader: when its origin is
+   registered at a later sync, asker is its caller. */
+void loaded_note_asker(const char *name, const char *asker);
+
+/* The noted asker of an object with this soname or file name, into asker (and out of the notes). */
+bool loaded_take_asker(const char *soname, const char *base, char *asker, size_t size);
+
+/* The main program's path (/proc/self/exe), read once, for events that name it. */
+const char *loaded_program_path(void);
+
 /* Visits the NVIDIA objects loaded as of the last sync; stops when visit returns true. */
 void loaded_foreach(bool (*visit)(const struct loaded_object *object, void *arg), void *arg);
 

@@ -24,7 +24,9 @@
 #include "log.h"
 #include "platform.h"
 #include "real.h"
+#include "report.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <gnu/libc-version.h>
@@ -176,6 +178,111 @@ static bool consider_candidate(const char *path, enum search_step step, enum loa
 	return true;
 }
 
+/* ---- misses ----------------------------------------------------------------------------------- */
+
+/* The loader's own answer for a name from the runtime's frame, without loading it: RTLD_NOLOAD
+   still searches (LD_LIBRARY_PATH, ld.so.cache and its glibc-hwcaps entries, the system folders),
+   and for a file it finds returns NULL with no error; one it finds nowhere leaves an error. */
+static bool loader_finds_by_name(const char *name)
+{
+	dlerror();
+	void *handle = real_dlopen(name, RTLD_LAZY | RTLD_NOLOAD);
+	if (handle) {
+		dlclose(handle);
+		return true;
+	}
+	return dlerror() == NULL;
+}
+
+#define LOOKED_MAX 256
+
+/* The folders a walk tried, for a miss's "looked". */
+struct looked {
+	struct finding finding; /* what the walk found: nothing, for a miss */
+	size_t count;
+	struct log_looked places[LOOKED_MAX];
+};
+
+static bool find_nothing(const char *path, enum search_step step, enum loader_step loader_step, void *arg)
+{
+	struct looked *looked = arg;
+	return consider_candidate(path, step, loader_step, &looked->finding);
+}
+
+static void add_looked(const char *folder, enum search_step step, enum loader_step loader_step, void *arg)
+{
+	struct looked *looked = arg;
+	struct loader_machine probe;
+	if (folder && loader_machine_from_element(folder, &probe))
+		return; /* the runtime's own RUNPATH, which only tells it the machine */
+	char *copy = folder ? strdup(folder) : NULL;
+	if (looked->count == LOOKED_MAX || (folder && !copy)) {
+		free(copy);
+		return;
+	}
+	looked->places[looked->count++] = (struct log_looked){ copy, search_step_key(step, loader_step) };
+}
+
+static void free_looked(struct looked *looked)
+{
+	for (size_t i = 0; looked && i < looked->count; i++)
+		free((char *)looked->places[i].folder);
+	free(looked);
+}
+
+/* True when file is name's library with a shorter version that name's begins with: libcudnn_graph.so.9
+   for libcudnn_graph.so.9.19.0. */
+static bool is_shorter_version(const char *file, const char *name, int family)
+{
+	struct libname_match asked, there;
+	if (libnames_match_linux(name, &asked) != family || libnames_match_linux(file, &there) != family ||
+	    asked.alt != there.alt || asked.hash_renamed || there.hash_renamed)
+		return false;
+	size_t length = strlen(there.version);
+	return length && length < strlen(asked.version) && strncmp(asked.version, there.version, length) == 0 &&
+	       asked.version[length] == '.';
+}
+
+/* A shorter version of name in one of the folders looked in (the first found), into other: the
+   caller is then probably probing for a more exact version before it takes that one. */
+static bool other_version(const struct looked *looked, int family, const char *name, char *other, size_t size)
+{
+	for (size_t i = 0; i < looked->count && i < 64; i++) {
+		const char *folder = looked->places[i].folder;
+		DIR *dir = folder ? opendir(folder) : NULL;
+		struct dirent *entry;
+		bool found = false;
+		while (dir && !found && (entry = readdir(dir)))
+			found = is_shorter_version(entry->d_name, name, family) &&
+				snprintf(other, size, "%s/%s", folder, entry->d_name) < (int)size;
+		if (dir)
+			closedir(dir);
+		if (found)
+			return true;
+	}
+	return false;
+}
+
+/* Walks request again listing its folders and reports the miss, unless the walk finds the name
+   after all (it arrived meanwhile). */
+static void report_walked_miss(struct search_request *request, int family, const char *asker, const char *reason)
+{
+	struct looked *looked = calloc(1, sizeof(*looked));
+	char *other = malloc(PATH_MAX);
+	if (!looked || !other)
+		goto out;
+	request->tried = add_looked;
+	search_candidates(request, find_nothing, looked);
+	if (!looked->finding.loader_finds && !looked->finding.candidate[0])
+		report_miss(&(struct report_miss){ .name = request->name, .caller = asker, .family = family,
+						   .driver = libnames_is_driver(family), .reason = reason,
+						   .other = other_version(looked, family, request->name, other, PATH_MAX) ? other : NULL,
+						   .looked = looked->places, .looked_count = looked->count });
+out:
+	free(other);
+	free_looked(looked);
+}
+
 /* ---- coherent ----------------------------------------------------------------------------- */
 
 bool lookup_loaded_by_name(const char *name)
@@ -253,9 +360,11 @@ void lookup_report_mixed_origin(const char *name, const char *asker, const void 
 	if (own && find_in_family_tree(name, folder, own) && !same_file(own->candidate, loaded)) {
 		log_message(LOG_WARN, "mixed origins: %s is already loaded from %s; %s would take %s", name, loaded, asker,
 			    own->candidate);
-		log_event(&(struct log_event){ .event = "mixed-origin", .name = name, .path = loaded, .caller = asker,
-					       .family = family >= 0 ? libnames[family].family : NULL,
-					       .policy = config_policy_name(POLICY_COHERENT), .reason = own->candidate });
+		log_event(&(struct log_event){ .event = "mixed-origin", .name = name, .path = loaded, .own = own->candidate,
+					       .caller = asker, .family = family >= 0 ? libnames[family].family : NULL,
+					       .policy = config_policy_name(POLICY_COHERENT),
+					       .reason = "first loaded wins: already loaded from another folder" });
+		report_mixed_origin(name, loaded, own->candidate, asker);
 	}
 	free(own);
 }
@@ -275,6 +384,26 @@ static bool add_load(struct lookup_plan *plan, const char *name, int family, con
 	load->coherent = coherent;
 	load->by_name_first = by_name_first;
 	return true;
+}
+
+/* The walk for a bare name asked by caller, whose search list the loader gave (listed): with the
+   caller's folder (into folder) when the caller is an NVIDIA library. */
+static struct search_request bare_name_request(const char *name, struct link_map *caller, struct listed *listed,
+					       struct loader_object *asker, struct loader_process *process, char *folder)
+{
+	const char *caller_name = caller->l_name && caller->l_name[0] ? caller->l_name : "";
+	bool caller_is_nvidia = libnames_match_linux(libnames_basename(caller_name), NULL) >= 0 &&
+				dst_origin_of(caller_name, folder, PATH_MAX);
+	*asker = (struct loader_object){ .listed = &listed->list };
+	*process = (struct loader_process){ 0 };
+	return (struct search_request){
+		.name = name,
+		.lookup = LOADER_BARE_NAME,
+		.asker = asker,
+		.process = process,
+		.machine = this_machine(),
+		.caller_folder = caller_is_nvidia ? folder : NULL,
+	};
 }
 
 /* What ld.so.cache (its file, read now) holds for name, for an asker with or without NODEFLIB:
@@ -305,26 +434,18 @@ static bool plan_bare_name(const char *name, int family, struct link_map *caller
 	char caller_folder[PATH_MAX];
 	bool planned = false;
 	plan->count = 0;
+	plan->missed = false;
 	if (!finding || !(listed = read_listed(caller)))
 		goto out;
 	memset(finding, 0, sizeof(*finding));
 	struct finding *own = finding + 1;
 
-	const char *caller_name = caller->l_name && caller->l_name[0] ? caller->l_name : "";
-	bool caller_is_nvidia = libnames_match_linux(libnames_basename(caller_name), NULL) >= 0 &&
-				dst_origin_of(caller_name, caller_folder, sizeof(caller_folder));
-	struct loader_object asker = { .listed = &listed->list };
-	struct loader_process process = { 0 };
+	struct loader_object asker;
+	struct loader_process process;
+	struct search_request request = bare_name_request(name, caller, listed, &asker, &process, caller_folder);
+	bool caller_is_nvidia = request.caller_folder != NULL;
 	char cached[PATH_MAX];
-	struct search_request request = {
-		.name = name,
-		.lookup = LOADER_BARE_NAME,
-		.asker = &asker,
-		.process = &process,
-		.machine = this_machine(),
-		.cache_entry = in_loader && cache_entry_of(name, cached, sizeof(cached)) ? cached : NULL,
-		.caller_folder = caller_is_nvidia ? caller_folder : NULL,
-	};
+	request.cache_entry = in_loader && cache_entry_of(name, cached, sizeof(cached)) ? cached : NULL;
 	search_candidates(&request, consider_candidate, finding);
 	if (caller_is_nvidia && coherent_choice(name, caller_folder, finding, own)) {
 		/* First loaded wins, even when it arrived a moment ago (another thread): the loader's.
@@ -332,6 +453,7 @@ static bool plan_bare_name(const char *name, int family, struct link_map *caller
 		planned = (in_loader || !lookup_loaded_by_name(name)) && add_load(plan, name, family, own, true, false);
 		goto out;
 	}
+	plan->missed = !finding->loader_finds && !finding->candidate[0];
 	if (finding->loader_finds || !finding->candidate[0])
 		goto out;
 	/* The loader's own remaining steps come first: ld.so.cache and the glibc-hwcaps folders. A
@@ -357,6 +479,24 @@ bool lookup_for_requester(const char *name, int family, struct link_map *request
 		*load = plan->loads[0];
 	free(plan);
 	return planned;
+}
+
+void lookup_report_bare_miss(const char *name, int family, struct link_map *caller, const char *asker, bool runtime_places)
+{
+	char caller_folder[PATH_MAX];
+	struct listed *listed = read_listed(caller);
+	if (!listed || loader_finds_by_name(name))
+		goto out;
+	struct loader_object object;
+	struct loader_process process;
+	struct search_request request = bare_name_request(name, caller, listed, &object, &process, caller_folder);
+	if (!runtime_places) {
+		request.caller_folder = NULL;
+		request.loader_only = true;
+	}
+	report_walked_miss(&request, family, asker, "dlopen by bare name");
+out:
+	free_listed(listed);
 }
 
 /* ---- DT_NEEDED ------------------------------------------------------------------------------- */
@@ -452,10 +592,14 @@ struct needed_work {
 static void plan_need(struct parent *parent, const char *name, struct needs *needs, int depth)
 {
 	int family = libnames_match_linux(name, NULL);
-	if (family < 0 || libnames_is_driver(family) || visited_before(needs, name))
+	if (family < 0 || visited_before(needs, name))
+		return;
+	bool driver = libnames_is_driver(family);
+	if (driver && !report_misses_wanted(true))
 		return;
 	if (loaded_has_soname(name)) {
-		lookup_report_mixed_origin(name, parent->path, NULL);
+		if (!driver)
+			lookup_report_mixed_origin(name, parent->path, NULL);
 		return;
 	}
 	struct needed_work *work = calloc(1, sizeof(*work));
@@ -471,7 +615,19 @@ static void plan_need(struct parent *parent, const char *name, struct needs *nee
 		.machine = this_machine(),
 		.caller_folder = parent->folder,
 	};
+	if (driver) { /* never supplied: only a miss to report */
+		request.loader_only = true;
+		request.caller_folder = NULL;
+	}
 	search_candidates(&request, consider_candidate, finding);
+	if (!finding->loader_finds && (driver || !finding->candidate[0])) {
+		/* Nobody finds it where the runtime can look: the loader's own answer (its cache) decides. */
+		if (report_misses_wanted(driver) && !loader_finds_by_name(name))
+			report_walked_miss(&request, family, parent->path, "DT_NEEDED");
+		goto out;
+	}
+	if (driver)
+		goto out;
 	bool coherent = coherent_choice(name, parent->folder, finding, &work->own);
 	if (coherent) {
 		if (lookup_loaded_by_name(name)) /* first loaded wins, even when it arrived a moment ago */
@@ -507,7 +663,8 @@ static bool needs_an_nvidia_library(const struct dynamic_file *file)
 {
 	for (size_t i = 0; i < file->needed_count; i++) {
 		int family = libnames_match_linux(file->needed[i], NULL);
-		if (family >= 0 && !libnames_is_driver(family) && (is_coherent() || !loaded_has_soname(file->needed[i])))
+		if (family >= 0 && (!libnames_is_driver(family) || report_misses_wanted(true)) &&
+		    (is_coherent() || !loaded_has_soname(file->needed[i])))
 			return true;
 	}
 	return false;

@@ -26,6 +26,7 @@ struct lookup_load {
 
 /* What to load, in order: what a library needs comes before it (leaves first). */
 struct lookup_plan {
+	bool missed; /* lookup_bare_name: neither the loader's listed folders nor the runtime's places hold it */
 	size_t count;
 	struct lookup_load loads[LOOKUP_MAX_LOADS];
 };
@@ -43,6 +44,13 @@ struct link_map *lookup_object_at(const void *address);
    the index does not hold, after loaded_sync: the caller's own origin must be registered. */
 bool lookup_bare_name(const char *name, int family, struct link_map *caller, struct lookup_plan *plan);
 
+/* A bare name the runtime supplies no copy of (plan->missed, a driver library, the policy off):
+   when the loader will not find it either for caller (its listed folders, then its own answer for
+   the name, ld.so.cache included: a RTLD_NOLOAD probe), a miss is reported (report.h), with every
+   folder tried; the runtime's places too when runtime_places. Only call it when
+   report_misses_wanted(): the walk is made again to list the folders. */
+void lookup_report_bare_miss(const char *name, int family, struct link_map *caller, const char *asker, bool runtime_places);
+
 /* The same question asked from inside the loader (the audit front's la_objsearch, before the
    loader's own search for a name requester needs): nothing here may call the loader, so
    ld.so.cache is read from its file, where a name it holds is one the loader may find (the loader
@@ -52,7 +60,8 @@ bool lookup_for_requester(const char *name, int family, struct link_map *request
 /* An NVIDIA library about to be dlopen'ed by path: true with the loads (leaves first) when some of
    its DT_NEEDED NVIDIA libraries would not be found by the loader for it (or, under coherent, would
    come from elsewhere than its own installation) but are in a registered origin, a wheel sibling or
-   NVINTERPOSE_PATH; false when it needs nothing from the runtime. */
+   NVINTERPOSE_PATH; false when it needs nothing from the runtime. One that nobody finds is reported
+   as a miss (when report_misses_wanted()): the loader will fail the load. */
 bool lookup_needed(const char *path, const struct dynamic_file *file, struct lookup_plan *plan);
 
 /* True when the loader holds an object under this name now (RTLD_NOLOAD; for a name it does not

@@ -178,7 +178,7 @@ static void report(void)
 				 slots_named(patch, count), strerror(patch->error));
 		log_message(level, "attach: %s: %s", object, reason);
 		log_event(&(struct log_event){ .event = patch->state == state_patched ? "patch" : "patch-skipped", .name = patch->symbol,
-					       .path = object, .caller = patch->target, .policy = policy, .reason = reason });
+					       .path = object, .policy = policy, .reason = reason });
 	}
 }
 

@@ -29,6 +29,7 @@
 #include "patch.h"
 #include "real.h"
 #include "registry.h"
+#include "report.h"
 #include "start.h"
 
 #include <dirent.h>
@@ -62,6 +63,12 @@ static bool preloaded, deferring;
 
 static const char *policy_name(void) { return config_policy_name(config_get()->policy); }
 
+/* An object as events name it: its path, or the program's. */
+static const char *object_name(const struct link_map *object)
+{
+	return object && object->l_name && object->l_name[0] ? object->l_name : loaded_program_path();
+}
+
 /* ---- carrying out a plan -------------------------------------------------------------------- */
 
 /* The runtime's own load, with the recursion guard down for the constructors it runs. */
@@ -94,6 +101,7 @@ static void *load_planned(const struct lookup_load *planned, int mode, const cha
 	log_message(LOG_INFO, "%s for %s: loaded %s (%s)", planned->name, asker, planned->path, reason);
 	log_event(&(struct log_event){ .event = event, .name = planned->name, .path = planned->path, .caller = asker,
 				       .family = libnames[planned->family].family, .policy = policy_name(), .reason = reason });
+	report_redirect(event, planned->name, planned->path, asker);
 	return handle;
 }
 
@@ -170,14 +178,16 @@ static bool answer_loaded(const char *file, const struct loaded_object *object, 
 /* An NVIDIA library loaded by path is registered before the loader has it, so that its folder is
    known even if it is unloaded before the runtime's next contact: the folder of the path as given
    (what $ORIGIN will mean), once the file is one the loader can take. */
-static void register_path(int family, const char *path)
+static void register_path(int family, const char *path, const void *caller)
 {
 	char folder[PATH_MAX];
 	if (dst_origin_of(path, folder, sizeof(folder)))
-		origins_register(family, folder, libnames_basename(path), "loaded by path");
+		origins_register(&(struct origin_load){ .family = family, .folder = folder, .path = path,
+							.name = libnames_basename(path),
+							.caller = object_name(lookup_object_at(caller)), .reason = "loaded by path" });
 }
 
-static enum route_action act_by_path(const struct request *request, int mode, void **handle)
+static enum route_action act_by_path(const struct request *request, int mode, const void *caller, void **handle)
 {
 	struct dynamic_file *file = malloc(sizeof(*file));
 	struct lookup_plan *plan = NULL;
@@ -186,7 +196,7 @@ static enum route_action act_by_path(const struct request *request, int mode, vo
 	/* A file past the reader's bounds (or odd in ways the loader tolerates) is still registered. */
 	if (read == 0 ? !dynamic_file_is_compatible(file) : !dynamic_file_is_loadable(request->file))
 		goto out;
-	register_path(request->family, request->file);
+	register_path(request->family, request->file, caller);
 	if (request->file[0] != '/')
 		loaded_note_relative_load(request->file);
 	/* A path is the caller's choice and is never redirected; what it needs may be helped. */
@@ -205,13 +215,23 @@ static enum route_action act_on_bare_name(const struct request *request, int mod
 {
 	struct lookup_plan *plan = NULL;
 	enum route_action action = ROUTE_PASS;
-	if (config_get()->policy == POLICY_OFF || libnames_is_driver(request->family) || !(plan = malloc(sizeof(*plan))))
+	bool driver = libnames_is_driver(request->family);
+	if (config_get()->policy == POLICY_OFF || !(plan = malloc(sizeof(*plan))))
 		goto out;
 	struct link_map *object = lookup_object_at(caller);
-	const char *asker = object->l_name && object->l_name[0] ? object->l_name : "(main program)";
-	if (lookup_bare_name(request->file, request->family, object, plan) &&
-	    (*handle = load_planned(&plan->loads[0], mode, asker, "redirect")))
+	const char *asker = object_name(object);
+	if (!driver && lookup_bare_name(request->file, request->family, object, plan) &&
+	    (*handle = load_planned(&plan->loads[0], mode, asker, "redirect"))) {
 		action = ROUTE_HANDLED;
+		goto out;
+	}
+	/* The loader has the call. When it loads the library, its origin is registered at the next
+	   sync: with this caller. When nobody has it, that is a miss. */
+	if (!report_misses_wanted(driver))
+		goto out;
+	if (driver || plan->missed)
+		lookup_report_bare_miss(request->file, request->family, object, asker, !driver);
+	loaded_note_asker(request->file, asker);
 out:
 	free(plan);
 	return action;
@@ -239,7 +259,7 @@ static enum route_action act(struct request *request, int mode, const void *call
 	/* Unloaded again since the sync (another thread's dlclose): not loaded, as for the loader. */
 	if ((object = indexed(request)) && answer_loaded(request->file, object, request->by_path, mode, caller, handle))
 		return ROUTE_HANDLED;
-	return request->by_path ? act_by_path(request, mode, handle) : act_on_bare_name(request, mode, caller, handle);
+	return request->by_path ? act_by_path(request, mode, caller, handle) : act_on_bare_name(request, mode, caller, handle);
 }
 
 /* A call the first look found worth a second: errno kept from here on. */
@@ -279,7 +299,7 @@ enum route_action route_dlmopen(Lmid_t namespace, const char *file, int mode, co
 	/* Every dlmopen goes to the loader: code inside another namespace binds to that namespace's
 	   own libc and never reaches these hooks, so nothing there could be redirected consistently.
 	   An NVIDIA library given by path is still an origin worth knowing. */
-	(void)namespace, (void)mode, (void)caller, (void)handle;
+	(void)namespace, (void)mode, (void)handle;
 	int family = file && !busy && !deferring && strchr(file, '/') && !strchr(file, '$') ? libnames_match_linux(libnames_basename(file), NULL) : -1;
 	if (family < 0)
 		return ROUTE_PASS;
@@ -287,7 +307,7 @@ enum route_action route_dlmopen(Lmid_t namespace, const char *file, int mode, co
 	busy = true;
 	start_once();
 	if (!config_get()->disabled && dynamic_file_is_loadable(file))
-		register_path(family, file);
+		register_path(family, file, caller);
 	busy = false;
 	errno = saved_errno;
 	return ROUTE_PASS;
@@ -409,5 +429,15 @@ __attribute__((constructor)) static void start(void)
 			attach_scan();
 		}
 	}
+	errno = saved_errno;
+}
+
+/* At exit (the runtime is never unloaded: -z nodelete): the report, when one was asked for. */
+__attribute__((destructor)) static void stop(void)
+{
+	int saved_errno = errno;
+	start_once();
+	if (!config_get()->disabled && !start_in_audit_namespace())
+		report_at_exit();
 	errno = saved_errno;
 }

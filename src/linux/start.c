@@ -7,6 +7,7 @@
 #include "lookup.h"
 #include "real.h"
 #include "registry.h"
+#include "report.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -26,6 +27,7 @@ static void initialize(void)
 	registry_init();
 	loaded_init();
 	lookup_init();
+	report_init();
 }
 
 void start_once(void)

@@ -183,7 +183,7 @@ static bool nvidia_caller(const void *address, char *folder, size_t size, char *
 
 static HMODULE load_from_origins(const struct load_call *call, int family, const char *name)
 {
-	char caller_folder[CONFIG_FOLDER_MAX], caller_name[WIDE_PATH_MAX];
+	char caller_folder[CONFIG_FOLDER_MAX], caller_name[WIDE_PATH_MAX] = "";
 	bool caller_is_nvidia = nvidia_caller(call->caller, caller_folder, sizeof(caller_folder), caller_name,
 					      sizeof(caller_name));
 	struct search_request request = {
@@ -204,7 +204,7 @@ static HMODULE load_from_origins(const struct load_call *call, int family, const
 		log_message(LOG_INFO, "%s for %s: loaded %s (%s)", name, who, candidate->path_utf8,
 			    search_step_name(candidate->step));
 		log_event(&(struct log_event){ .event = "redirect", .name = name, .path = candidate->path_utf8,
-					       .caller = caller_is_nvidia ? caller_name : NULL,
+					       .caller = caller_name[0] ? caller_name : NULL, /* whoever asked */
 					       .family = libnames[family].family,
 					       .policy = config_policy_name(config_get()->policy),
 					       .reason = search_step_name(candidate->step) });

@@ -111,13 +111,16 @@ void modules_register_path(const wchar_t *path, size_t length)
 	size_t start = length;
 	while (start > 0 && path[start - 1] != L'\\' && path[start - 1] != L'/')
 		start--;
-	char name[256], folder[CONFIG_FOLDER_MAX];
+	char name[256], folder[CONFIG_FOLDER_MAX], file[CONFIG_FOLDER_MAX + 256];
 	if (!utf8_from_utf16_counted(path + start, length - start, name, sizeof(name)))
 		return;
 	int family = libnames_match_windows(name, NULL);
-	if (family < 0 || !folder_of_path(path, length, folder, sizeof(folder)))
+	if (family < 0 || !folder_of_path(path, length, folder, sizeof(folder)) ||
+	    !utf8_from_utf16_counted(path, length, file, sizeof(file)))
 		return;
-	origins_register(family, folder, name, "loaded");
+	/* The loader's notifications and the module list say what loaded, not who asked. */
+	origins_register(&(struct origin_load){ .family = family, .folder = folder, .path = file, .name = name,
+						.reason = "loaded; the request was not seen (a loader notification)" });
 }
 
 bool modules_folder(HMODULE module, char *folder, size_t size)
@@ -164,7 +167,7 @@ void modules_add_directories(void)
 		}
 		if (utf16_from_utf8(folder, wide, WIDE_PATH_MAX) && add_dll_directory(wide)) {
 			log_message(LOG_INFO, "AddDllDirectory(%s)", folder);
-			log_event(&(struct log_event){ .event = "add-dll-directory", .path = folder,
+			log_event(&(struct log_event){ .event = "add-dll-directory", .folder = folder,
 						       .family = libnames[origin->family].family,
 						       .policy = config_policy_name(config->policy), .reason = "registered origin" });
 		} else {

@@ -195,6 +195,62 @@ int platform_open_append(const char *path)
 	return fd;
 }
 
+/* The last byte of the file, read through a handle of its own (the append handle cannot read). */
+static char last_byte(const wchar_t *wide)
+{
+	char last = '\n';
+	HANDLE handle = CreateFileW(wide, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
+				    OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, NULL);
+	LARGE_INTEGER size, at;
+	DWORD got;
+	if (handle == INVALID_HANDLE_VALUE)
+		return last;
+	if (GetFileSizeEx(handle, &size) && size.QuadPart > 0) {
+		at.QuadPart = size.QuadPart - 1;
+		if (!SetFilePointerEx(handle, at, NULL, FILE_BEGIN) || !ReadFile(handle, &last, 1, &got, NULL) || got != 1)
+			last = '\n';
+	}
+	CloseHandle(handle);
+	return last;
+}
+
+int platform_append_line(const char *path, const char *line, size_t length)
+{
+	wchar_t wide[WIDE_PATH_MAX];
+	int saved_errno = errno, result = 0;
+	int fd = platform_open_append(path);
+	if (fd < 0) {
+		result = -errno;
+		goto out;
+	}
+	/* A partial line left by an earlier short write: the new line starts on a line of its own. */
+	if (line && utf16_from_utf8(path, wide, WIDE_PATH_MAX) && last_byte(wide) != '\n')
+		_write(fd, "\n", 1);
+	if (line && _write(fd, line, (unsigned)length) != (int)length)
+		result = -EIO;
+	_close(fd);
+out:
+	errno = saved_errno;
+	return result;
+}
+
+bool platform_absolute_path(const char *path, char *absolute, size_t size)
+{
+	wchar_t wide[WIDE_PATH_MAX], full[WIDE_PATH_MAX];
+	if (!utf16_from_utf8(path, wide, WIDE_PATH_MAX))
+		return false;
+	DWORD n = GetFullPathNameW(wide, WIDE_PATH_MAX, full, NULL);
+	if (n == 0 || n >= WIDE_PATH_MAX) {
+		errno = n ? ENAMETOOLONG : utf16_errno_from_win32(GetLastError());
+		return false;
+	}
+	if (!utf8_from_utf16(full, absolute, size)) {
+		errno = ENAMETOOLONG;
+		return false;
+	}
+	return true;
+}
+
 void platform_wall_clock(long long *seconds, long *microseconds)
 {
 	FILETIME now;

@@ -172,10 +172,12 @@ static void test_event_log(void)
 {
 	const char *path = at("events.jsonl");
 	harness_check(log_open_event_file(path), "the event log opens");
-	log_event(&(struct log_event){ .event = "register", .name = "nvrtc64_130_0.dll", .path = "C:\\a\\b", .family = "nvrtc" });
-	log_event(&(struct log_event){ .event = "redirect", .name = "nvrtc-builtins64_130.dll" });
+	log_event(&(struct log_event){ .event = "register", .name = "nvrtc64_130_0.dll", .folder = "C:\\a\\b", .family = "nvrtc",
+				       .reason = "loaded" });
+	log_event(&(struct log_event){ .event = "redirect", .name = "nvrtc-builtins64_130.dll", .reason = "caller's folder" });
 	harness_check(log_open_event_file(path), "it opens again, appending");
-	log_event(&(struct log_event){ .event = "third" });
+	log_event(&(struct log_event){ .event = "third", .reason = "a kind the log does not know" }); /* not written */
+	log_event(&(struct log_event){ .event = "register", .name = "caf\xe9.dll", .reason = "loaded" });
 	wchar_t wide[HARNESS_PATH_MAX];
 	MultiByteToWideChar(CP_UTF8, 0, path, -1, wide, HARNESS_PATH_MAX);
 	char *text = harness_read_text(wide);
@@ -184,9 +186,11 @@ static void test_event_log(void)
 	int lines = 0;
 	for (const char *s = text; s && (s = strchr(s, '\n')); s++)
 		lines++;
-	harness_check(text && lines == 3 && strstr(text, "\"path\":\"C:\\\\a\\\\b\"") && strstr(text, pid) &&
-			      strstr(text, "\"event\":\"third\"") && !strstr(text, "\r\n"),
-		      "three JSON lines, appended, backslashes escaped, no carriage returns:\n%s", text ? text : "(none)");
+	harness_check(text && lines == 3 && strstr(text, "\"folder\":\"C:\\\\a\\\\b\"") && strstr(text, pid) &&
+			      !strstr(text, "\"event\":\"third\"") && !strstr(text, "\r\n") &&
+			      strstr(text, "\"name\":\"caf\xef\xbf\xbd.dll\",\"name_hex\":\"636166e92e646c6c\""),
+		      "three JSON lines, appended, backslashes escaped, no carriage returns, no unknown kind, UTF-8 with the "
+		      "bytes in hex:\n%s", text ? text : "(none)");
 	long long seconds;
 	long microseconds;
 	platform_wall_clock(&seconds, &microseconds);

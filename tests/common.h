@@ -42,6 +42,9 @@ struct test_run {
    (NULL-terminated; "NAME=" unsets); waits at most timeout seconds (then kills: status 137). */
 struct test_run test_run(const char *const *argv, const char *const *env, int timeout);
 
+/* The dynamic loader named in this test program's PT_INTERP (the build's loader, on any machine). */
+const char *test_interpreter(void);
+
 /* Runs the probe program (tests/probe.c) with args, under env; output as test_run. */
 struct test_run test_probe(const char *const *env, const char *args);
 

@@ -8,7 +8,6 @@
 #include "libnames.h"
 
 #include <dirent.h>
-#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,30 +33,10 @@ static struct nvrtc_wheel nvrtc_wheel(void)
 	return wheel;
 }
 
-static int find_interpreter(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	(void)size;
-	for (int i = 0; i < info->dlpi_phnum; i++)
-		if (info->dlpi_phdr[i].p_type == PT_INTERP) {
-			*(const char **)arg = (const char *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
-			return 1;
-		}
-	return 1; /* the main program comes first */
-}
-
-/* The dynamic loader named in the main program's PT_INTERP. */
-static const char *interpreter(void)
-{
-	const char *path = NULL;
-	dl_iterate_phdr(find_interpreter, &path);
-	ck_assert_ptr_nonnull(path);
-	return path;
-}
-
 /* The probe started through the loader with the cache off, so the toolkit's folder is not found. */
 static struct test_run probe_without_cache(const char *const *env, const char *args)
 {
-	char *command = test_format("exec '%s' --inhibit-cache '%s' %s", interpreter(), test_setting("NVI_PROBE"), args);
+	char *command = test_format("exec '%s' --inhibit-cache '%s' %s", test_interpreter(), test_setting("NVI_PROBE"), args);
 	const char *argv[] = { "/bin/sh", "-c", command, NULL };
 	return test_run(argv, env, 300);
 }

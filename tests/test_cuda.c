@@ -1,7 +1,7 @@
 /* The real CUDA toolkit: NVRTC from a wheel-like folder, its builtins beside it, the toolkit's own
    copy hidden from the loader (ld.so --inhibit-cache; the toolkit folder is only in ld.so.cache).
-   Without the runtime the compile must fail, or the set-up proves nothing; with it (preloaded or
-   attached late) it must pass with exactly one builtins mapped, the wheel's. And the table is held
+   Without the runtime the compile must fail, or the set-up proves nothing; with it (preloaded,
+   through the launcher or attached late) it must pass with exactly one builtins mapped, the wheel's. And the table is held
    against the library names the real binaries mention. */
 #define _GNU_SOURCE
 #include "common.h"
@@ -24,7 +24,7 @@ static struct nvrtc_wheel nvrtc_wheel(void)
 {
 	struct nvrtc_wheel wheel;
 	char *root = test_tmpdir();
-	wheel.lib = test_format("%s/site-packages/nvidia/cuda_nvrtc/lib", root);
+	wheel.lib = test_format("%s/site-packages/nvidia/cu13/lib", root); /* the CUDA 13 wheels' folder */
 	test_mkdirs(wheel.lib);
 	wheel.nvrtc = test_format("%s/libnvrtc.so.13", wheel.lib);
 	wheel.builtins = test_format("%s/libnvrtc-builtins.so.13.0", wheel.lib);
@@ -56,6 +56,18 @@ START_TEST(test_real_nvrtc_compiles_with_the_runtime_preloaded)
 	struct test_run run = probe_without_cache(env, test_format("nvrtc %s maps builtins", wheel.nvrtc));
 	ck_assert_msg(test_contains(run.output, "nvrtc compile: ok"), "%s", run.output);
 	ck_assert_msg(test_count(run.output, "maps: ") == 1, "exactly one builtins: %s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("maps: %s\n", wheel.builtins)), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_real_nvrtc_compiles_through_the_launcher)
+{
+	struct nvrtc_wheel wheel = nvrtc_wheel();
+	char *command = test_format("exec '%s' -- '%s' --inhibit-cache '%s' nvrtc %s maps builtins", test_setting("NVI_RUN"), test_interpreter(),
+				    test_setting("NVI_PROBE"), wheel.nvrtc);
+	const char *argv[] = { "/bin/sh", "-c", command, NULL };
+	struct test_run run = test_run(argv, no_env, 300);
+	ck_assert_msg(run.status == 0 && test_contains(run.output, "nvrtc compile: ok"), "%d: %s", run.status, run.output);
 	ck_assert_msg(test_contains(run.output, test_format("maps: %s\n", wheel.builtins)), "%s", run.output);
 }
 END_TEST
@@ -212,6 +224,7 @@ int main(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_real_nvrtc_compile_fails_without_the_runtime);
 	tcase_add_test(tc, test_real_nvrtc_compiles_with_the_runtime_preloaded);
+	tcase_add_test(tc, test_real_nvrtc_compiles_through_the_launcher);
 	tcase_add_test(tc, test_real_nvrtc_compiles_with_the_runtime_attached_late);
 	tcase_add_test(tc, test_real_cusparse_needs_the_sibling_wheels_nvjitlink);
 	tcase_add_test(tc, test_real_cusparse_with_a_system_nvjitlink_first_on_the_path);

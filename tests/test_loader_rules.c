@@ -175,9 +175,9 @@ START_TEST(test_both_glibc_symbol_versions_reach_the_hook)
 	struct standin_wheel old_wheel = standin_nvrtc_wheel(1);
 	char *old = old_wheel.nvrtc;
 	test_build_library("nvrtc_like.c", old, "libnvrtc.so.12", test_format("-L%s -Wl,--no-as-needed", sdk));
-	const char *argv[] = { "/bin/sh", "-c", test_format("objdump -T '%s' | grep -w dlopen", old), NULL };
+	const char *argv[] = { "/bin/sh", "-c", test_format("objdump -T '%s' | grep -w dlopen | tr -d '()'", old), NULL };
 	struct test_run bound = test_run(argv, no_env, 60);
-	ck_assert_msg(test_contains(bound.output, test_format("(%s) dlopen", base)), "bound to the old version: %s", bound.output);
+	ck_assert_msg(test_contains(bound.output, test_format(" %s dlopen", base)), "bound to the old version: %s", bound.output);
 	const char *env[] = { standin_preload(), NULL };
 	struct test_run plain = test_probe(no_env, test_format("call %s nvrtc_like_compile", old));
 	ck_assert_msg(test_contains(plain.output, "call nvrtc_like_compile: -1"), "%s", plain.output);
@@ -208,10 +208,10 @@ START_TEST(test_no_symbol_needs_a_glibc_above_2_17)
 	struct test_run run = test_run(argv, no_env, 60);
 	ck_assert_msg(test_contains(run.output, "GLIBC_2.") && strverscmp(run.output, "GLIBC_2.17\n") <= 0, "highest: %s", run.output);
 	/* The loader functions at the machine's first version, which every glibc has (libdl's before 2.34). */
-	const char *dl[] = { "/bin/sh", "-c", test_format("objdump -T '%s' | grep -wE 'dlsym|dlerror|dlclose|pthread_once' | grep -o '(GLIBC_[0-9.]*)' | sort -u",
+	const char *dl[] = { "/bin/sh", "-c", test_format("objdump -T '%s' | grep -wE 'dlsym|dlerror|dlclose|pthread_once' | grep -o 'GLIBC_[0-9.]*' | sort -u",
 							   test_setting("NVI_RUNTIME")), NULL };
 	run = test_run(dl, no_env, 60);
-	ck_assert_str_eq(run.output, test_format("(%s)\n", test_setting("NVI_GLIBC_BASE")));
+	ck_assert_str_eq(run.output, test_format("%s\n", test_setting("NVI_GLIBC_BASE")));
 }
 END_TEST
 

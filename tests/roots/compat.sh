@@ -17,29 +17,12 @@ source_root=${NVI_SOURCE_ROOT:-$(cd "$here/../.." && pwd)}
 build_root=${NVI_BUILD_ROOT:?set by meson test}
 build=$build_root/compat-bullseye
 cuda=${NVI_CUDA_HOME:-/usr/local/cuda}
-# This machine's meson package, found by the Python that runs this machine's meson.
-meson_program=$(command -v meson) || skip "meson not found"
-meson_python=$(sed -n '1s/^#! *//p' "$meson_program")
-# shellcheck disable=SC2086
-meson_package=$(${meson_python:-python3} -c 'import mesonbuild, os; print(os.path.dirname(mesonbuild.__file__))' 2>/dev/null) ||
-	skip "the mesonbuild package of $meson_program was not found"
-
 started=$(now)
 root_make bullseye amd64 gcc libc6-dev check libsubunit-dev pkg-config ninja-build python3 binutils libcap2-bin
 echo "root: $root ($(($(now) - started)) s)"
 
-# This machine's meson, bound at its own path and run by the root's Python.
-mkdir -p "$root/opt/nvinterpose-meson"
-cat >"$root/opt/nvinterpose-meson/meson" <<PY
-#!/usr/bin/python3
-import sys
-sys.path.insert(0, '$(dirname "$meson_package")')
-from mesonbuild import mesonmain
-sys.exit(mesonmain.main())
-PY
-chmod 755 "$root/opt/nvinterpose-meson/meson"
-meson=/opt/nvinterpose-meson/meson
-
+root_meson "$root"
+meson=$root_meson_program
 binds="$source_root $build_root $meson_package"
 shared=$(cd "$source_root/.." && pwd)/shared
 [ -d "$shared" ] && binds="$binds $shared"

@@ -122,3 +122,24 @@ root_run() {
 			HOME=/root TMPDIR=/tmp LC_ALL=C.UTF-8 PYTHONDONTWRITEBYTECODE=1 "$@"
 	' root-run "$run_root" "$@"
 }
+
+# root_meson ROOT: this machine's meson, which is pure Python, for the root's Python (the roots'
+# own meson is older than the project needs). Sets meson_package (to bind into the root at its own
+# path) and root_meson_program (the launcher written into the root).
+root_meson() {
+	meson_program=$(command -v meson) || skip "meson not found"
+	meson_python=$(sed -n '1s/^#! *//p' "$meson_program")
+	# shellcheck disable=SC2086
+	meson_package=$(${meson_python:-python3} -c 'import mesonbuild, os; print(os.path.dirname(mesonbuild.__file__))' 2>/dev/null) ||
+		skip "the mesonbuild package of $meson_program was not found"
+	mkdir -p "$1/opt/nvinterpose-meson"
+	cat >"$1/opt/nvinterpose-meson/meson" <<PY
+#!/usr/bin/python3
+import sys
+sys.path.insert(0, '$(dirname "$meson_package")')
+from mesonbuild import mesonmain
+sys.exit(mesonmain.main())
+PY
+	chmod 755 "$1/opt/nvinterpose-meson/meson"
+	root_meson_program=/opt/nvinterpose-meson/meson
+}

@@ -11,8 +11,6 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/debian-root.sh"
 
-source_root=${NVI_SOURCE_ROOT:-$(cd "$here/../.." && pwd)}
-build_root=${NVI_BUILD_ROOT:?set by meson test}
 build=$build_root/build-arm64
 command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 ||
 	skip "aarch64-linux-gnu-gcc not found: install gcc-aarch64-linux-gnu and libc6-dev-arm64-cross (.ci/run does)"
@@ -41,9 +39,7 @@ root_meson "$root"
 # qemu-user for the BTI test, which runs its probe with -cpu max.
 cp -f "$(command -v qemu-aarch64-static)" "$root/usr/local/bin/qemu-aarch64-static" 2>/dev/null ||
 	echo "qemu-aarch64-static not found here: the BTI test will skip"
-binds="$source_root $build_root $meson_package"
-shared=$(cd "$source_root/.." && pwd)/shared
-[ -d "$shared" ] && binds="$binds $shared"
+root_binds
 
 # qemu-user 7.2 deadlocks a child forked while another thread is in a system call, once the child
 # makes one: show it without the runtime; the registry's fork test does the same and is left out.

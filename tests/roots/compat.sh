@@ -13,8 +13,6 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/debian-root.sh"
 
-source_root=${NVI_SOURCE_ROOT:-$(cd "$here/../.." && pwd)}
-build_root=${NVI_BUILD_ROOT:?set by meson test}
 build=$build_root/compat-bullseye
 cuda=${NVI_CUDA_HOME:-/usr/local/cuda}
 started=$(now)
@@ -23,9 +21,7 @@ echo "root: $root ($(($(now) - started)) s)"
 
 root_meson "$root"
 meson=$root_meson_program
-binds="$source_root $build_root $meson_package"
-shared=$(cd "$source_root/.." && pwd)/shared
-[ -d "$shared" ] && binds="$binds $shared"
+root_binds
 [ -d "$cuda" ] && binds="$binds $cuda"
 in_root() {
 	# shellcheck disable=SC2086

@@ -6,8 +6,12 @@
 # (NVI_DEBIAN_ROOTS; meson option debian_roots; default $XDG_CACHE_HOME/nvinterpose/debian-roots),
 # named for its suite, architecture and package list, and reused while it is there. Whatever the
 # machine lacks to make or enter one is a skip (exit 77) that says why.
+#   NVI_SOURCE_ROOT, NVI_BUILD_ROOT  the source and build trees (set by meson test)
 #   NVI_DEBIAN_ROOTS   the cache folder
 #   NVI_DEBIAN_MIRROR  the archive debootstrap uses (default: debootstrap's own)
+
+source_root=${NVI_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+build_root=${NVI_BUILD_ROOT:?set by meson test}
 
 skip() {
 	echo "skipped: $*"
@@ -99,14 +103,14 @@ root_can_run_foreign() {
 root_run() {
 	run_root=$1
 	shift
-	binds=''
+	run_binds=''
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do
-		binds="$binds$1
+		run_binds="$run_binds$1
 "
 		shift
 	done
 	[ $# -gt 0 ] && shift
-	ROOT_RUN_BINDS=$binds unshare --mount --propagation private /bin/sh -c '
+	ROOT_RUN_BINDS=$run_binds unshare --mount --propagation private /bin/sh -c '
 		set -e
 		root=$1
 		shift
@@ -142,4 +146,14 @@ sys.exit(mesonmain.main())
 PY
 	chmod 755 "$1/opt/nvinterpose-meson/meson"
 	root_meson_program=/opt/nvinterpose-meson/meson
+}
+
+# root_binds: sets binds to the folders a suite binds into its root at their own paths: the source
+# and build trees, this machine's meson package (root_meson first) and the shared checks beside the
+# source tree, where they are.
+root_binds() {
+	binds="$source_root $build_root $meson_package"
+	shared=$(cd "$source_root/.." && pwd)/shared
+	[ -d "$shared" ] && binds="$binds $shared"
+	return 0
 }

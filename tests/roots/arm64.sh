@@ -42,7 +42,8 @@ cp -f "$(command -v qemu-aarch64-static)" "$root/usr/local/bin/qemu-aarch64-stat
 root_binds
 
 # qemu-user 7.2 deadlocks a child forked while another thread is in a system call, once the child
-# makes one: show it without the runtime; the registry's fork test does the same and is left out.
+# makes one: show it without the runtime. The registry's fork test, which does the same, is left
+# out, and the stress test runs without forks (NVI_QEMU_USER).
 aarch64-linux-gnu-gcc -O2 -pthread "$here/qemu_fork_syscall.c" -o "$build/qemu-fork-syscall" &&
 	root_run "$root" $binds -- timeout 30 "$build/qemu-fork-syscall" ||
 	echo "qemu-user hung or failed on forks beside a thread in system calls (status $?): the registry's fork test is left out"

@@ -8,6 +8,7 @@
 #include <fnmatch.h>
 #include <link.h>
 #include <ftw.h>
+#include <link.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -105,6 +106,25 @@ char *test_read_file(const char *path)
 {
 	FILE *f = fopen(path, "r");
 	return f ? test_read_stream(f, NULL) : NULL;
+}
+
+static int find_interpreter(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_INTERP) {
+			*(const char **)arg = (const char *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+			return 1;
+		}
+	return 1; /* the main program comes first */
+}
+
+const char *test_interpreter(void)
+{
+	const char *path = NULL;
+	dl_iterate_phdr(find_interpreter, &path);
+	ck_assert_ptr_nonnull(path);
+	return path;
 }
 
 void test_copy_file(const char *from, const char *to)
@@ -216,25 +236,6 @@ char *test_loader_expansion(const char *element)
 	while (last > line && last[-1] != ':' && last[-1] != '=')
 		last--;
 	return test_format("%.*s", (int)(end - last), last);
-}
-
-static int find_interpreter(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	(void)size;
-	for (int i = 0; i < info->dlpi_phnum; i++)
-		if (info->dlpi_phdr[i].p_type == PT_INTERP) {
-			*(const char **)arg = (const char *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
-			return 1;
-		}
-	return 1; /* the main program comes first */
-}
-
-const char *test_interpreter(void)
-{
-	const char *path = NULL;
-	dl_iterate_phdr(find_interpreter, &path);
-	ck_assert_ptr_nonnull(path);
-	return path;
 }
 
 bool test_contains(const char *haystack, const char *needle) { return haystack && strstr(haystack, needle); }

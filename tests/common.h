@@ -42,15 +42,14 @@ struct test_run {
    (NULL-terminated; "NAME=" unsets); waits at most timeout seconds (then kills: status 137). */
 struct test_run test_run(const char *const *argv, const char *const *env, int timeout);
 
+/* The dynamic loader named in this test program's PT_INTERP (the build's loader, on any machine). */
+const char *test_interpreter(void);
+
 /* Runs the probe program (tests/probe.c) with args, under env; output as test_run. */
 struct test_run test_probe(const char *const *env, const char *args);
 
 /* What the loader makes of one search-list element (its tokens expanded), asked of the loader. */
 char *test_loader_expansion(const char *element);
-
-/* The dynamic loader named in the test program's PT_INTERP (to run a program through it, e.g.
-   with --inhibit-cache). */
-const char *test_interpreter(void);
 
 bool test_contains(const char *haystack, const char *needle);
 size_t test_count(const char *haystack, const char *needle);

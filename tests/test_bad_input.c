@@ -4,6 +4,7 @@
 #include "common.h"
 #include "standins.h"
 
+#include <elf.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <stdio.h>
@@ -96,12 +97,16 @@ END_TEST
 
 START_TEST(test_foreign_machine_library_with_the_right_name_is_skipped)
 {
-	/* A real shared object whose header says another machine (aarch64): the loader would refuse it,
-	   so the runtime does not offer it. */
+	/* A real shared object whose header says another machine than the build's: the loader would
+	   refuse it, so the runtime does not offer it. */
 	struct standin_wheel wheel = standin_nvrtc_wheel(1);
 	int fd = open(wheel.builtins, O_WRONLY);
-	unsigned short aarch64 = 183;
-	ck_assert_int_eq(pwrite(fd, &aarch64, sizeof(aarch64), 18), 2);
+#if defined(__aarch64__)
+	unsigned short other = EM_X86_64;
+#else
+	unsigned short other = EM_AARCH64;
+#endif
+	ck_assert_int_eq(pwrite(fd, &other, sizeof(other), 18), 2);
 	close(fd);
 	const char *env[] = { standin_preload(), "NVINTERPOSE_LOG=info", NULL };
 	struct test_run run = test_probe(env, test_format("call %s nvrtc_like_compile", wheel.nvrtc));

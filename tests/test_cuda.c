@@ -8,7 +8,6 @@
 #include "libnames.h"
 
 #include <dirent.h>
-#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +35,7 @@ static struct nvrtc_wheel nvrtc_wheel_in(const char *package)
 	return wheel;
 }
 
-static struct nvrtc_wheel nvrtc_wheel(void) { return nvrtc_wheel_in("cuda_nvrtc"); }
+static struct nvrtc_wheel nvrtc_wheel(void) { return nvrtc_wheel_in("cu13"); }
 
 /* The probe started through the loader with the cache off, so the toolkit's folder is not found. */
 static struct test_run probe_without_cache(const char *const *env, const char *args)
@@ -61,6 +60,18 @@ START_TEST(test_real_nvrtc_compiles_with_the_runtime_preloaded)
 	struct test_run run = probe_without_cache(env, test_format("nvrtc %s maps builtins", wheel.nvrtc));
 	ck_assert_msg(test_contains(run.output, "nvrtc compile: ok"), "%s", run.output);
 	ck_assert_msg(test_count(run.output, "maps: ") == 1, "exactly one builtins: %s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("maps: %s\n", wheel.builtins)), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_real_nvrtc_compiles_through_the_launcher)
+{
+	struct nvrtc_wheel wheel = nvrtc_wheel();
+	char *command = test_format("exec '%s' -- '%s' --inhibit-cache '%s' nvrtc %s maps builtins", test_setting("NVI_RUN"), test_interpreter(),
+				    test_setting("NVI_PROBE"), wheel.nvrtc);
+	const char *argv[] = { "/bin/sh", "-c", command, NULL };
+	struct test_run run = test_run(argv, no_env, 300);
+	ck_assert_msg(run.status == 0 && test_contains(run.output, "nvrtc compile: ok"), "%d: %s", run.status, run.output);
 	ck_assert_msg(test_contains(run.output, test_format("maps: %s\n", wheel.builtins)), "%s", run.output);
 }
 END_TEST
@@ -246,6 +257,7 @@ int main(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_real_nvrtc_compile_fails_without_the_runtime);
 	tcase_add_test(tc, test_real_nvrtc_compiles_with_the_runtime_preloaded);
+	tcase_add_test(tc, test_real_nvrtc_compiles_through_the_launcher);
 	tcase_add_test(tc, test_real_nvrtc_compiles_with_the_runtime_attached_late);
 	tcase_add_test(tc, test_real_nvrtc_compiles_with_the_runtime_attached_before_it_and_no_rescan);
 	tcase_add_test(tc, test_real_cusparse_needs_the_sibling_wheels_nvjitlink);

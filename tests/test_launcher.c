@@ -110,6 +110,36 @@ START_TEST(test_launched_program_gets_the_fix)
 }
 END_TEST
 
+START_TEST(test_runtime_the_loader_refuses_stops_before_the_command)
+{
+	/* A runtime that needs a symbol version its libc lacks (as one built for glibc 2.34 does on
+	   glibc 2.31): under LD_PRELOAD that is the loader's fatal error. Stand-ins: a library whose
+	   new copy defines NVI_TEST_2, linked against that and then replaced by the old copy, which
+	   defines NVI_TEST_1 only. The launcher must say so and not run the command. */
+	char *dir = test_tmpdir();
+	char *versions = test_format("%s/libversioned.so.77", dir), *runtime = test_format("%s/libnvinterpose.so", dir);
+	test_write_file(test_format("%s/new.map", dir), "NVI_TEST_1 { local: *; }; NVI_TEST_2 { global: builtins_value; } NVI_TEST_1;\n");
+	test_write_file(test_format("%s/old.map", dir), "NVI_TEST_1 { global: builtins_value; local: *; };\n");
+	test_build_library("value.c", versions, "libversioned.so.77", test_format("-Wl,--version-script,%s/new.map", dir));
+	test_build_library("needer.c", runtime, "libnvinterpose.so", test_format("-L%s -l:libversioned.so.77 -Wl,-rpath,%s", dir, dir));
+	test_build_library("value.c", versions, "libversioned.so.77", test_format("-Wl,--version-script,%s/old.map", dir));
+	char *marker = test_format("%s/ran", dir);
+	struct test_run run = launcher(no_env, test_format("--library '%s' -- touch '%s'", runtime, marker));
+	ck_assert_int_eq(run.status, 2);
+	ck_assert_msg(access(marker, F_OK) != 0, "the command ran: %s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("%s cannot be preloaded here, so the command was not run.", runtime)), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "the loader: ") && test_contains(run.output, "version `NVI_TEST_2' not found"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "use a libnvinterpose.so built for this system with --library, or build it here"), "%s", run.output);
+
+	/* Not a shared object: the loader would only warn and run the command without the runtime. */
+	test_write_file(runtime, "not a library\n");
+	run = launcher(no_env, test_format("--library '%s' -- touch '%s'", runtime, marker));
+	ck_assert_int_eq(run.status, 2);
+	ck_assert_msg(access(marker, F_OK) != 0, "the command ran: %s", run.output);
+	ck_assert_msg(test_contains(run.output, "from LD_PRELOAD cannot be preloaded"), "%s", run.output);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *suite = suite_create("launcher");
@@ -122,6 +152,7 @@ int main(void)
 	tcase_add_test(tc, test_report_is_for_the_command_alone);
 	tcase_add_test(tc, test_usage_errors_are_clear);
 	tcase_add_test(tc, test_launched_program_gets_the_fix);
+	tcase_add_test(tc, test_runtime_the_loader_refuses_stops_before_the_command);
 	suite_add_tcase(suite, tc);
 	return test_main(suite);
 }

@@ -326,7 +326,13 @@ int main(void)
 	tcase_add_test(tc, test_unknown_family_or_empty_folder_is_an_error_with_einval);
 	tcase_add_test(tc, test_full_registry_refuses_with_enospc);
 	tcase_add_test(tc, test_concurrent_adds_keep_each_folder_exactly_once);
-	tcase_add_test(tc, test_child_forked_during_an_add_can_add_an_origin);
+	/* qemu-user deadlocks a child forked while another thread is in a system call once the child
+	   makes one (tests/roots/qemu_fork_syscall.c shows it without the runtime); the arm64 suite,
+	   which runs under it, says so. */
+	if (getenv("NVI_QEMU_USER"))
+		printf("SKIP: test_child_forked_during_an_add_can_add_an_origin: qemu-user deadlocks such a child\n");
+	else
+		tcase_add_test(tc, test_child_forked_during_an_add_can_add_an_origin);
 	suite_add_tcase(suite, tc);
 	return test_main(suite);
 }

@@ -5,6 +5,7 @@
 #include "standins.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define THREADS "8"
@@ -17,7 +18,12 @@ START_TEST(test_threads_and_forks_under_the_runtime)
 	char *other = test_format("%s/libother.so.1", wheel.root);
 	test_build_library("value.c", other, "libother.so.1", "");
 	char *iterations = test_format("%d", ITERATIONS);
-	const char *argv[] = { test_setting("NVI_STRESS"), wheel.nvrtc, other, THREADS, iterations, FORKS, NULL };
+	/* qemu-user can deadlock a child forked while other threads are in system calls
+	   (tests/roots/qemu_fork_syscall.c): there the threads run without the forks. */
+	const char *forks = getenv("NVI_QEMU_USER") ? "0" : FORKS;
+	if (strcmp(forks, "0") == 0)
+		printf("under qemu-user: %s threads, no forks\n", THREADS);
+	const char *argv[] = { test_setting("NVI_STRESS"), wheel.nvrtc, other, THREADS, iterations, forks, NULL };
 	const char *plain_env[] = { NULL };
 	const char *env[] = { standin_preload(), NULL };
 	struct test_run plain = test_run(argv, plain_env, 300);
@@ -29,8 +35,10 @@ START_TEST(test_threads_and_forks_under_the_runtime)
 				     8 * ITERATIONS / 4, 8 * ITERATIONS / 4);
 	ck_assert_msg(strncmp(plain.output, expected, strlen(expected)) == 0, "%s", plain.output);
 	ck_assert_msg(strncmp(run.output, expected, strlen(expected)) == 0, "%s", run.output);
-	ck_assert_msg(test_contains(plain.output, "children compiled: 0 of " FORKS), "the set-up fails without: %s", plain.output);
-	ck_assert_msg(test_contains(run.output, "children compiled: " FORKS " of " FORKS), "%s", run.output);
+	if (strcmp(forks, "0") != 0) {
+		ck_assert_msg(test_contains(plain.output, "children compiled: 0 of " FORKS), "the set-up fails without: %s", plain.output);
+		ck_assert_msg(test_contains(run.output, "children compiled: " FORKS " of " FORKS), "%s", run.output);
+	}
 }
 END_TEST
 

@@ -74,6 +74,92 @@ HOOK dlmopen, route_dlmopen, real_dlmopen, 3
 	.p2align 3
 #endif
 
+#elif defined(__aarch64__)
+
+/* HOOK(name, route, real): name(a, b, c) -> route(a, b, c, return address, &handle). The caller's
+   x0-x2 and the frame record (x29, x30) are saved; on a decline they are restored, so LR is the
+   caller's return address again, and the stub branches to the real function through x16. The
+   return address is never signed (PAC: nothing to authenticate, nothing changed), and x16 is a
+   register through which `br` may enter a `bti c` landing pad, as libc's functions have under BTI. */
+.macro HOOK name, route, real, args
+	.text
+	.globl \name
+	.type \name, %function
+	.globl preload_hook_\name
+	.hidden preload_hook_\name
+	.p2align 4
+\name:
+preload_hook_\name:
+	.cfi_startproc
+	hint 34                       /* bti c: an indirect-call target under BTI (a no-op without) */
+	stp x29, x30, [sp, #-48]!     /* frame record; x0-x2 and the handle slot above it */
+	.cfi_def_cfa_offset 48
+	.cfi_offset x29, -48
+	.cfi_offset x30, -40
+	mov x29, sp
+	stp x0, x1, [sp, #16]
+	str x2, [sp, #32]
+	.if \args == 2
+	mov x2, x30                   /* the caller's return address */
+	add x3, sp, #40
+	.else
+	mov x3, x30
+	add x4, sp, #40
+	.endif
+	bl \route
+	tst w0, #0xff                 /* bool: only the low byte is defined */
+	b.eq 1f
+	ldr x0, [sp, #40]
+	ldp x29, x30, [sp], #48
+	.cfi_remember_state
+	.cfi_def_cfa_offset 0
+	.cfi_restore x29
+	.cfi_restore x30
+	ret
+	.cfi_restore_state
+1:	ldp x0, x1, [sp, #16]
+	ldr x2, [sp, #32]
+	ldp x29, x30, [sp], #48
+	.cfi_def_cfa_offset 0
+	.cfi_restore x29
+	.cfi_restore x30
+	adrp x16, \real
+	ldr x16, [x16, #:lo12:\real]
+	br x16
+	.cfi_endproc
+	.size \name, .-\name
+.endm
+
+HOOK dlopen, preload_route_dlopen, preload_real_dlopen, 2
+HOOK dlmopen, preload_route_dlmopen, preload_real_dlmopen, 3
+
+.section .note.GNU-stack, "", %progbits
+
+#if defined(__ARM_FEATURE_BTI_DEFAULT) || defined(__ARM_FEATURE_PAC_DEFAULT)
+/* The stubs keep BTI (bti c above, br through x16) and PAC (the return address is never touched):
+   with -mbranch-protection, say so, or linking them would drop the library's marking. */
+#if defined(__ARM_FEATURE_BTI_DEFAULT)
+#define STUB_FEATURE_BTI 1
 #else
-#error "passthru.S: no tail-jump stub for this architecture yet (x86-64 only; aarch64 needs a tested one)"
+#define STUB_FEATURE_BTI 0
+#endif
+#if defined(__ARM_FEATURE_PAC_DEFAULT)
+#define STUB_FEATURE_PAC 2
+#else
+#define STUB_FEATURE_PAC 0
+#endif
+	.section .note.gnu.property, "a"
+	.p2align 3
+	.long 4                       /* name size */
+	.long 16                      /* descriptor size */
+	.long 5                       /* NT_GNU_PROPERTY_TYPE_0 */
+	.asciz "GNU"
+	.long 0xc0000000              /* GNU_PROPERTY_AARCH64_FEATURE_1_AND */
+	.long 4
+	.long STUB_FEATURE_BTI | STUB_FEATURE_PAC
+	.p2align 3
+#endif
+
+#else
+#error "passthru.S: no tail-jump stub for this architecture (x86-64 and aarch64 only)"
 #endif

@@ -62,13 +62,16 @@ static struct listed *read_listed(struct link_map *object)
 	struct listed *listed = calloc(1, sizeof(*listed));
 	if (!listed || dlinfo(object, RTLD_DI_SERINFOSIZE, &size) != 0)
 		goto fail;
-	Dl_serinfo *info = malloc(size.dls_size);
+	/* An empty list (an object with NODEFLIB and no list of its own, no LD_LIBRARY_PATH) has a
+	   size smaller than Dl_serinfo itself, which declares one entry. */
+	Dl_serinfo *info = malloc(size.dls_size > sizeof(Dl_serinfo) ? size.dls_size : sizeof(Dl_serinfo));
 	const char **dirs = calloc(size.dls_cnt ? size.dls_cnt : 1, sizeof(*dirs));
 	listed->info = info;
 	listed->list.dirs = dirs;
 	if (!info || !dirs)
 		goto fail;
-	*info = size;
+	info->dls_size = size.dls_size;
+	info->dls_cnt = size.dls_cnt;
 	if (dlinfo(object, RTLD_DI_SERINFO, info) != 0)
 		goto fail;
 	for (unsigned i = 0; i < info->dls_cnt && i < size.dls_cnt; i++)

@@ -100,7 +100,8 @@ static enum loader_visit_result try_loader_folder(const char *folder, enum loade
 		       walk->visit(request->cache_entry, SEARCH_LOADER, LOADER_CACHE, walk->arg)
 			       ? LOADER_STOP
 			       : LOADER_NEXT_FOLDER;
-	if (!folder || !folder[0] || !platform_folder_identity(folder, &identity) || seen_before(walk, &identity))
+	/* An empty element is the working folder, for the loader. */
+	if (!folder || !platform_folder_identity(folder[0] ? folder : ".", &identity) || seen_before(walk, &identity))
 		return LOADER_NEXT_FOLDER;
 	switch (loader_folder_files(request->machine, folder, request->name, try_loader_file, walk)) {
 	case LOADER_FOLDER_TAKEN: return LOADER_STOP;

@@ -185,6 +185,30 @@ START_TEST(test_lib_in_the_parents_runpath_is_the_loaders)
 }
 END_TEST
 
+/* The cusparse stand-in again, with the search-path flags given instead of RUNPATH $ORIGIN. */
+static void rebuild_cusparse(const struct wheels *w, const char *path_flags)
+{
+	test_build_library("needer.c", w->cusparse_lib, "libcusparse.so.77",
+			   test_format("-DNEEDER_SYMBOL=cusparse_value -DNEEDED_SYMBOL=nvjitlink_value '%s' %s", w->nvjitlink_lib, path_flags));
+}
+
+START_TEST(test_empty_element_of_the_parents_rpath_is_the_working_folder)
+{
+	/* RPATH "/nonexistent-a::/nonexistent-b": the empty element is the working folder, which holds
+	   an nvJitLink returning 5; the loader takes it, and the runtime must not supply the sibling's. */
+	struct wheels w = make_wheels();
+	rebuild_cusparse(&w, "-Wl,--disable-new-dtags,-rpath,/nonexistent-a::/nonexistent-b");
+	const char *work = test_mkdirs(test_format("%s/work", w.root));
+	test_build_library("value.c", test_format("%s/libnvJitLink.so.77", work), "libnvJitLink.so.77", "-DVALUE_SYMBOL=nvjitlink_value -DVALUE=5");
+	const char *plain_env[] = { "LD_LIBRARY_PATH=", NULL };
+	struct test_run plain = test_probe(plain_env, test_format("cd %s call %s cusparse_value", work, w.cusparse_lib));
+	ck_assert_msg(test_contains(plain.output, "call cusparse_value: 1005"), "%s", plain.output);
+	const char *env[] = { "LD_LIBRARY_PATH=", standin_preload(), NULL };
+	struct test_run run = test_probe(env, test_format("cd %s call %s cusparse_value maps libnvJitLink", work, w.cusparse_lib));
+	ck_assert_msg(test_contains(run.output, "call cusparse_value: 1005"), "the loader's copy: %s", run.output);
+}
+END_TEST
+
 START_TEST(test_rtld_now_binds_what_the_runtime_supplies)
 {
 	/* The supplied nvJitLink references a function nobody defines. The plain loader, finding that
@@ -235,6 +259,7 @@ int main(void)
 	tcase_add_test(tc, test_dt_needed_of_a_dlopened_library_never_sees_the_callers_rpath);
 	tcase_add_test(tc, test_platform_in_the_parents_runpath_is_the_loaders_dl_platform);
 	tcase_add_test(tc, test_lib_in_the_parents_runpath_is_the_loaders);
+	tcase_add_test(tc, test_empty_element_of_the_parents_rpath_is_the_working_folder);
 	tcase_add_test(tc, test_rtld_now_binds_what_the_runtime_supplies);
 	tcase_add_test(tc, test_deepbind_load_is_left_alone);
 	tcase_add_test(tc, test_policy_off_leaves_dt_needed_alone);

@@ -78,14 +78,17 @@ bool loader_search_order(enum loader_lookup lookup, const struct loader_object *
 	return !process->listed && !asker->nodeflib && search_list(&process->default_dirs, LOADER_DEFAULT, visit, arg);
 }
 
-/* folder/subdir/name (subdir "" for none) into path; false when it does not fit. */
+/* folder/subdir/name (subdir "" for none) into path, as open_path writes it: an empty folder (an
+   empty element: the working folder) adds nothing, and the name stays relative. False when it does
+   not fit. */
 static bool join(char *path, size_t size, const char *folder, const char *subdir, const char *name)
 {
 	size_t length = strlen(folder);
 	while (length > 1 && folder[length - 1] == '/')
 		length--;
-	int n = subdir[0] ? snprintf(path, size, "%.*s/%s/%s", (int)length, folder, subdir, name)
-			  : snprintf(path, size, "%.*s/%s", (int)length, folder, name);
+	const char *slash = length ? "/" : "";
+	int n = subdir[0] ? snprintf(path, size, "%.*s%s%s/%s", (int)length, folder, slash, subdir, name)
+			  : snprintf(path, size, "%.*s%s%s", (int)length, folder, slash, name);
 	return n > 0 && (size_t)n < size;
 }
 

@@ -209,6 +209,36 @@ START_TEST(test_empty_element_of_the_parents_rpath_is_the_working_folder)
 }
 END_TEST
 
+START_TEST(test_copy_in_an_hwcaps_subfolder_the_runtime_cannot_rank_is_left_to_the_loader_and_said)
+{
+	/* The only nvJitLink in cusparse's RUNPATH folder lies in glibc-hwcaps/model-none, which no
+	   glibc searches, but the runtime cannot ask which ones this loader searches: it may be the
+	   loader's. The runtime leaves the name to the loader (which fails) and says so at debug. */
+	struct wheels w = make_wheels();
+	const char *hwcaps = test_mkdirs(test_format("%s/glibc-hwcaps/model-none", w.cusparse));
+	test_build_library("value.c", test_format("%s/libnvJitLink.so.77", hwcaps), "libnvJitLink.so.77", "-DVALUE_SYMBOL=nvjitlink_value -DVALUE=3");
+	const char *env[] = { standin_preload(), "NVINTERPOSE_LOG=debug", NULL };
+	struct test_run run = test_probe(env, test_format("open %s", w.cusparse_lib));
+	ck_assert_msg(test_contains(run.output, "error: libnvJitLink.so.77: cannot open shared object file"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("libnvJitLink.so.77 for %s: unknown whether the loader finds it", w.cusparse_lib)),
+		      "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_legacy_subfolders_without_the_name_leave_the_search_known)
+{
+	/* cusparse's RUNPATH folder has the legacy hwcap subfolders tls/ and x86_64/tls/, empty: they
+	   cannot give the loader an nvJitLink, so the runtime still knows the loader finds none and
+	   supplies the wheel sibling's. */
+	struct wheels w = make_wheels();
+	test_mkdirs(test_format("%s/tls", w.cusparse));
+	test_mkdirs(test_format("%s/x86_64/tls", w.cusparse));
+	const char *env[] = { standin_preload(), NULL };
+	struct test_run run = test_probe(env, test_format("call %s cusparse_value", w.cusparse_lib));
+	ck_assert_msg(test_contains(run.output, "call cusparse_value: 1007"), "%s", run.output);
+}
+END_TEST
+
 START_TEST(test_rtld_now_binds_what_the_runtime_supplies)
 {
 	/* The supplied nvJitLink references a function nobody defines. The plain loader, finding that
@@ -260,6 +290,8 @@ int main(void)
 	tcase_add_test(tc, test_platform_in_the_parents_runpath_is_the_loaders_dl_platform);
 	tcase_add_test(tc, test_lib_in_the_parents_runpath_is_the_loaders);
 	tcase_add_test(tc, test_empty_element_of_the_parents_rpath_is_the_working_folder);
+	tcase_add_test(tc, test_copy_in_an_hwcaps_subfolder_the_runtime_cannot_rank_is_left_to_the_loader_and_said);
+	tcase_add_test(tc, test_legacy_subfolders_without_the_name_leave_the_search_known);
 	tcase_add_test(tc, test_rtld_now_binds_what_the_runtime_supplies);
 	tcase_add_test(tc, test_deepbind_load_is_left_alone);
 	tcase_add_test(tc, test_policy_off_leaves_dt_needed_alone);

@@ -115,6 +115,13 @@ struct link_map *lookup_object_at(const void *address)
 	return _r_debug.r_map;
 }
 
+/* Where the runtime cannot tell whether the loader finds a name, it leaves it to the loader; at
+   debug level it says so, since a failure that follows is then not the runtime's choice. */
+static void report_unknown(const char *name, const char *asker, const char *why)
+{
+	log_message(LOG_DEBUG, "%s for %s: unknown whether the loader finds it (%s); left to the loader", name, asker, why);
+}
+
 /* What one walk of the candidates found. */
 struct finding {
 	bool loader_finds;
@@ -279,6 +286,8 @@ bool lookup_bare_name(const char *name, int family, struct link_map *caller, str
 		planned = !lookup_loaded_by_name(name) && add_load(plan, name, family, own, true, false);
 		goto out;
 	}
+	if (finding->loader_finds && !finding->loader_path[0])
+		report_unknown(name, caller_name[0] ? caller_name : "(main program)", "a copy in an hwcap subfolder the runtime cannot rank");
 	if (finding->loader_finds || !finding->candidate[0])
 		goto out;
 	/* The loader's own remaining steps come first: ld.so.cache and the glibc-hwcaps folders. A
@@ -403,6 +412,8 @@ static void plan_need(struct parent *parent, const char *name, struct needs *nee
 		.caller_folder = parent->folder,
 	};
 	search_candidates(&request, consider_candidate, finding);
+	if (finding->loader_finds && !finding->loader_path[0])
+		report_unknown(name, parent->path, "a copy in an hwcap subfolder the runtime cannot rank");
 	bool coherent = coherent_choice(name, parent->folder, finding, &work->own);
 	if (coherent) {
 		if (lookup_loaded_by_name(name)) /* first loaded wins, even when it arrived a moment ago */

@@ -44,6 +44,7 @@ bool loader_machine_from_element(const char *element, struct loader_machine *mac
    preference, as they appear among the subdirs: up to capacity in names; returns how many. */
 size_t loader_machine_hwcaps(const struct loader_machine *machine, const char **names, size_t capacity);
 
-/* Without the subdirs: the names a legacy hwcap subfolder directly under a searched folder may
-   have on this architecture ("tls", the platform, the hwcap names): up to capacity; how many. */
+/* Without the subdirs: the names a legacy hwcap subfolder under a searched folder is made of on
+   this architecture ("tls", the platform, the hwcap names; machine NULL: its platform unknown), up
+   to capacity; how many. */
 size_t loader_machine_legacy_names(const struct loader_machine *machine, const char **names, size_t capacity);

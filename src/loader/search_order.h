@@ -85,8 +85,8 @@ enum loader_folder_result {
 /* Visits each candidate file the loader tries in folder, in its order, with the subfolder it lies
    in ("" for the folder itself, always the last); stops when visit returns true. The visitor sees
    whether the file exists. Folder "" is an empty element: the working folder, and the paths stay
-   relative, as the loader names them. Where the machine's subfolders are not known, a superset: every
-   glibc-hwcaps subfolder's copy that exists, then the folder's own, and a legacy subfolder that
-   exists makes the answer unknown. */
+   relative, as the loader names them. Where the machine's subfolders are not known (machine NULL,
+   or not asked of the loader), only the folder's own file is visited, and a copy of name in a
+   glibc-hwcaps or legacy subfolder makes the answer unknown. */
 enum loader_folder_result loader_folder_files(const struct loader_machine *machine, const char *folder, const char *name,
 					      bool (*visit)(const char *path, const char *subdir, void *arg), void *arg);

@@ -4,6 +4,7 @@
 #include "common.h"
 #include "standins.h"
 
+#include <stdbool.h>
 #include <string.h>
 
 static const char *const no_env[] = { NULL };
@@ -192,6 +193,50 @@ static void rebuild_cusparse(const struct wheels *w, const char *path_flags)
 			   test_format("-DNEEDER_SYMBOL=cusparse_value -DNEEDED_SYMBOL=nvjitlink_value '%s' %s", w->nvjitlink_lib, path_flags));
 }
 
+/* A program with DT_RPATH a/ (which holds an nvJitLink returning 5) dlopens the cusparse stand-in by
+   path through libhost.so. The program's RPATH serves the DT_NEEDED of a dlopened library that has
+   no RUNPATH: the loader takes a/'s copy, and so must the runtime (not the wheel sibling's). With
+   a RUNPATH of its own (of an empty folder) the program's RPATH no longer counts: the loader finds
+   nothing, and the runtime supplies the wheel sibling's. */
+static struct test_run run_program_with_rpath(const struct wheels *w, bool preload)
+{
+	const char *a = test_mkdirs(test_format("%s/a", w->root));
+	test_build_library("value.c", test_format("%s/libnvJitLink.so.77", a), "libnvJitLink.so.77", "-DVALUE_SYMBOL=nvjitlink_value -DVALUE=5");
+	test_build_library("host.c", test_format("%s/libhost.so", a), "libhost.so",
+			   test_format("-DPLUGIN='\"%s\"' -DPLUGIN_SYMBOL='\"cusparse_value\"'", w->cusparse_lib));
+	char *program = test_format("%s/rpath-main", w->root);
+	char *command = test_format("'%s' -o '%s' '%s/rpath_main.c' -L'%s' -lhost -Wl,--disable-new-dtags,-rpath,'%s'",
+				    test_setting("NVI_CC"), program, test_setting("NVI_FIXTURES"), a, a);
+	const char *build[] = { "/bin/sh", "-c", command, NULL };
+	struct test_run built = test_run(build, no_env, 120);
+	ck_assert_msg(built.status == 0, "%s", built.output);
+	const char *argv[] = { program, NULL };
+	const char *env[] = { "LD_LIBRARY_PATH=", preload ? standin_preload() : NULL, NULL };
+	return test_run(argv, env, 60);
+}
+
+START_TEST(test_programs_rpath_serves_the_dt_needed_of_a_dlopened_library_without_runpath)
+{
+	struct wheels w = make_wheels();
+	rebuild_cusparse(&w, "");
+	struct test_run plain = run_program_with_rpath(&w, false);
+	ck_assert_msg(test_contains(plain.output, "plugin: 1005"), "the loader takes a/'s copy: %s", plain.output);
+	struct test_run run = run_program_with_rpath(&w, true);
+	ck_assert_msg(test_contains(run.output, "plugin: 1005"), "the runtime must leave it to the loader: %s", run.output);
+}
+END_TEST
+
+START_TEST(test_programs_rpath_does_not_serve_a_dlopened_library_with_runpath)
+{
+	struct wheels w = make_wheels();
+	rebuild_cusparse(&w, test_format("-Wl,--enable-new-dtags,-rpath,'%s'", test_mkdirs(test_format("%s/empty", w.root))));
+	struct test_run plain = run_program_with_rpath(&w, false);
+	ck_assert_msg(test_contains(plain.output, "plugin: -1"), "a RUNPATH drops the program's RPATH: %s", plain.output);
+	struct test_run run = run_program_with_rpath(&w, true);
+	ck_assert_msg(test_contains(run.output, "plugin: 1007"), "the wheel sibling's: %s", run.output);
+}
+END_TEST
+
 START_TEST(test_empty_element_of_the_parents_rpath_is_the_working_folder)
 {
 	/* RPATH "/nonexistent-a::/nonexistent-b": the empty element is the working folder, which holds
@@ -289,6 +334,8 @@ int main(void)
 	tcase_add_test(tc, test_dt_needed_of_a_dlopened_library_never_sees_the_callers_rpath);
 	tcase_add_test(tc, test_platform_in_the_parents_runpath_is_the_loaders_dl_platform);
 	tcase_add_test(tc, test_lib_in_the_parents_runpath_is_the_loaders);
+	tcase_add_test(tc, test_programs_rpath_serves_the_dt_needed_of_a_dlopened_library_without_runpath);
+	tcase_add_test(tc, test_programs_rpath_does_not_serve_a_dlopened_library_with_runpath);
 	tcase_add_test(tc, test_empty_element_of_the_parents_rpath_is_the_working_folder);
 	tcase_add_test(tc, test_copy_in_an_hwcaps_subfolder_the_runtime_cannot_rank_is_left_to_the_loader_and_said);
 	tcase_add_test(tc, test_legacy_subfolders_without_the_name_leave_the_search_known);

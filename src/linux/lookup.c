@@ -303,7 +303,7 @@ out:
 
 struct needs {
 	struct lookup_plan *plan;
-	const struct loader_list *process_listed; /* the program's RPATH, LD_LIBRARY_PATH, the system folders */
+	const struct loader_process *process; /* the program's RPATH, LD_LIBRARY_PATH, the system folders */
 	size_t visited_count;
 	char visited[LOOKUP_MAX_LOADS][NAME_MAX + 1];
 };
@@ -402,12 +402,11 @@ static void plan_need(struct parent *parent, const char *name, struct needs *nee
 	if (!work)
 		return;
 	struct finding *finding = &work->finding;
-	struct loader_process process = { .listed = needs->process_listed };
 	struct search_request request = {
 		.name = name,
 		.lookup = LOADER_NEEDED_OF_DLOPENED,
 		.asker = &parent->model,
-		.process = &process,
+		.process = needs->process,
 		.machine = this_machine(),
 		.caller_folder = parent->folder,
 	};
@@ -455,24 +454,102 @@ static bool needs_an_nvidia_library(const struct dynamic_file *file)
 	return false;
 }
 
+static void report_needs_unknown(const char *path, const struct dynamic_file *file, const char *why)
+{
+	for (size_t i = 0; i < file->needed_count; i++) {
+		int family = libnames_match_linux(file->needed[i], NULL);
+		if (family >= 0 && !libnames_is_driver(family))
+			report_unknown(file->needed[i], path, why);
+	}
+}
+
+/* The process's lists, for the DT_NEEDED of an object that dlopen maps (it has no loader): the
+   program's RPATH (unless the program has a RUNPATH), LD_LIBRARY_PATH, the system folders. The
+   loader lists them only inside an object's whole search (dlinfo RTLD_DI_SERINFO, no mark between
+   the parts), so they are read off two such lists: the runtime's own (LD_LIBRARY_PATH, then its
+   RUNPATH, the probe element, which marks where LD_LIBRARY_PATH ends, then the system folders) and
+   the program's (its RPATH, LD_LIBRARY_PATH, its RUNPATH, the system folders unless it has
+   NODEFLIB). The program's RPATH is what the second holds before the first's parts. */
+struct process_lists {
+	struct listed *own, *program;
+	struct loader_object program_model;
+	struct loader_process process;
+};
+
+static bool same_dirs(const struct loader_list *list, size_t at, const char *const *dirs, size_t count)
+{
+	for (size_t i = 0; i < count; i++)
+		if (at + i >= list->count || strcmp(list->dirs[at + i], dirs[i]) != 0)
+			return false;
+	return true;
+}
+
+static bool read_process_lists(struct process_lists *lists)
+{
+	struct link_map *program = _r_debug.r_map;
+	lists->own = read_listed(lookup_object_at((const void *)read_process_lists));
+	lists->program = program ? read_listed(program) : NULL;
+	if (!lists->own || !lists->program)
+		return false;
+	const struct loader_list *own = &lists->own->list;
+	struct loader_machine scratch = { 0 };
+	size_t probe = 0;
+	while (probe < own->count && !loader_machine_from_element(own->dirs[probe], &scratch))
+		probe++;
+	if (probe == own->count)
+		return false;
+	lists->process = (struct loader_process){
+		.program = &lists->program_model,
+		.library_path = { own->dirs, probe },
+		.default_dirs = { own->dirs + probe + 1, own->count - probe - 1 },
+	};
+	lists->program_model = (struct loader_object){ .has_runpath = dynamic_has_runpath(program->l_ld) };
+	if (lists->program_model.has_runpath)
+		return true;
+	const struct loader_list *listed = &lists->program->list;
+	size_t end = listed->count;
+	const struct loader_list *defaults = &lists->process.default_dirs, *library_path = &lists->process.library_path;
+	if (!dynamic_has_nodeflib(program->l_ld)) {
+		if (end < defaults->count || !same_dirs(listed, end - defaults->count, defaults->dirs, defaults->count))
+			return false;
+		end -= defaults->count;
+	}
+	if (end < library_path->count || !same_dirs(listed, end - library_path->count, library_path->dirs, library_path->count))
+		return false;
+	end -= library_path->count;
+	lists->program_model.rpath = (struct loader_list){ listed->dirs, end };
+	return true;
+}
+
 bool lookup_needed(const char *path, const struct dynamic_file *file, struct lookup_plan *plan)
 {
 	struct needs *needs = NULL;
-	struct listed *process = NULL;
+	struct process_lists *lists = NULL;
 	char folder[PATH_MAX];
 	struct parent parent = { .path = path, .folder = folder, .file = file };
 	plan->count = 0;
-	/* The process's lists as the loader gives them for the runtime's own object, which has neither
-	   RPATH nor RUNPATH: the program's RPATH, LD_LIBRARY_PATH, the system folders. */
-	if (!needs_an_nvidia_library(file) || !dst_origin_of(path, folder, sizeof(folder)) || !model_parent(&parent) ||
-	    !(needs = calloc(1, sizeof(*needs))) || !(process = read_listed(lookup_object_at((const void *)lookup_needed))))
+	if (!needs_an_nvidia_library(file) || !dst_origin_of(path, folder, sizeof(folder)))
 		goto out;
+	if (!model_parent(&parent)) {
+		report_needs_unknown(path, file, "its RPATH or RUNPATH uses $LIB or $PLATFORM, which the loader did not tell");
+		goto out;
+	}
+	if (!(lists = calloc(1, sizeof(*lists))) || !(needs = calloc(1, sizeof(*needs))))
+		goto out;
+	if (!read_process_lists(lists)) {
+		report_needs_unknown(path, file, "the loader's lists of this process could not be read");
+		goto out;
+	}
 	needs->plan = plan;
-	needs->process_listed = &process->list;
+	needs->process = &lists->process;
 	plan_needs_of(&parent, needs, 0);
 out:
 	free_parent(&parent);
 	free(needs);
-	free_listed(process);
+	if (lists) {
+		free_listed(lists->own);
+		free_listed(lists->program);
+		free(lists);
+	}
 	return plan->count > 0;
 }

@@ -254,6 +254,20 @@ START_TEST(test_empty_element_of_the_parents_rpath_is_the_working_folder)
 }
 END_TEST
 
+START_TEST(test_dt_needed_candidate_must_have_the_name_as_its_soname)
+{
+	/* A copy of nvJitLink without DT_SONAME lies beside cusparse (no RUNPATH: the loader does not
+	   look there). Loaded first, it would not answer for the name libnvJitLink.so.77 (the loader
+	   matches a loaded object's SONAME): the runtime must pass over it to the wheel sibling's. */
+	struct wheels w = make_wheels();
+	rebuild_cusparse(&w, "");
+	test_build_library("value.c", test_format("%s/libnvJitLink.so.77", w.cusparse), "", "-DVALUE_SYMBOL=nvjitlink_value -DVALUE=3");
+	const char *env[] = { standin_preload(), NULL };
+	struct test_run run = test_probe(env, test_format("call %s cusparse_value", w.cusparse_lib));
+	ck_assert_msg(test_contains(run.output, "call cusparse_value: 1007"), "%s", run.output);
+}
+END_TEST
+
 START_TEST(test_copy_in_an_hwcaps_subfolder_the_runtime_cannot_rank_is_left_to_the_loader_and_said)
 {
 	/* The only nvJitLink in cusparse's RUNPATH folder lies in glibc-hwcaps/model-none, which no
@@ -337,6 +351,7 @@ int main(void)
 	tcase_add_test(tc, test_programs_rpath_serves_the_dt_needed_of_a_dlopened_library_without_runpath);
 	tcase_add_test(tc, test_programs_rpath_does_not_serve_a_dlopened_library_with_runpath);
 	tcase_add_test(tc, test_empty_element_of_the_parents_rpath_is_the_working_folder);
+	tcase_add_test(tc, test_dt_needed_candidate_must_have_the_name_as_its_soname);
 	tcase_add_test(tc, test_copy_in_an_hwcaps_subfolder_the_runtime_cannot_rank_is_left_to_the_loader_and_said);
 	tcase_add_test(tc, test_legacy_subfolders_without_the_name_leave_the_search_known);
 	tcase_add_test(tc, test_rtld_now_binds_what_the_runtime_supplies);

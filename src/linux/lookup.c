@@ -128,7 +128,19 @@ struct finding {
 	char loader_path[PATH_MAX]; /* the loader's first hit, when loader_finds */
 	enum search_step step;
 	char candidate[PATH_MAX];   /* the runtime's first, or "" */
+	/* For a DT_NEEDED name: the SONAME a candidate of the runtime's must have. The loader takes
+	   a loaded object for a DT_NEEDED name by its SONAME (or a name it was loaded under, which for
+	   the runtime's loads is a path): a copy without it would be loaded for nothing. */
+	const char *soname;
 };
+
+static bool has_soname(const char *path, const char *soname)
+{
+	struct dynamic_file *file = malloc(sizeof(*file));
+	bool same = file && dynamic_read_file(path, file) == 0 && file->soname && strcmp(file->soname, soname) == 0;
+	free(file);
+	return same;
+}
 
 static bool consider_candidate(const char *path, enum search_step step, enum loader_step loader_step, void *arg)
 {
@@ -142,6 +154,11 @@ static bool consider_candidate(const char *path, enum search_step step, enum loa
 	if (!dynamic_file_is_loadable(path)) {
 		if (step != SEARCH_LOADER)
 			log_message(LOG_INFO, "%s is not a shared object this process can load; skipped", path);
+		return false;
+	}
+	if (step != SEARCH_LOADER && finding->soname && !has_soname(path, finding->soname)) {
+		log_message(LOG_INFO, "%s does not have the SONAME %s, so the loader would not take it for that name; skipped", path,
+			    finding->soname);
 		return false;
 	}
 	if (step == SEARCH_LOADER) {
@@ -172,20 +189,22 @@ static bool same_file(const char *a, const char *b)
 	return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
 }
 
-/* The copy of name in folder or its wheel siblings, when there is a loadable one. */
-static bool find_in_family_tree(const char *name, const char *folder, struct finding *own)
+/* The copy of name in folder or its wheel siblings, when there is a loadable one (with the SONAME
+   name, for a DT_NEEDED). */
+static bool find_in_family_tree(const char *name, const char *folder, bool needed, struct finding *own)
 {
 	struct search_request request = { .name = name, .caller_folder = folder, .caller_folder_only = true };
 	memset(own, 0, sizeof(*own));
+	own->soname = needed ? name : NULL;
 	search_candidates(&request, consider_candidate, own);
 	return own->candidate[0] != '\0';
 }
 
 /* Under coherent, the copy from the asker's folder (or its wheel siblings) is preferred to the one
    the loader would pick, unless they are the same file. */
-static bool coherent_choice(const char *name, const char *asker_folder, const struct finding *loader, struct finding *own)
+static bool coherent_choice(const char *name, const char *asker_folder, bool needed, const struct finding *loader, struct finding *own)
 {
-	return is_coherent() && asker_folder && find_in_family_tree(name, asker_folder, own) &&
+	return is_coherent() && asker_folder && find_in_family_tree(name, asker_folder, needed, own) &&
 	       !(loader->loader_finds && same_file(loader->loader_path, own->candidate));
 }
 
@@ -228,7 +247,7 @@ void lookup_report_mixed_origin(const char *name, const char *asker, const void 
 		return;
 	int family = libnames_match_linux(name, NULL);
 	struct finding *own = malloc(sizeof(*own));
-	if (own && find_in_family_tree(name, folder, own) && !same_file(own->candidate, loaded)) {
+	if (own && find_in_family_tree(name, folder, false, own) && !same_file(own->candidate, loaded)) {
 		log_message(LOG_WARN, "mixed origins: %s is already loaded from %s; %s would take %s", name, loaded, asker,
 			    own->candidate);
 		log_event(&(struct log_event){ .event = "mixed-origin", .name = name, .path = loaded, .caller = asker,
@@ -281,7 +300,7 @@ bool lookup_bare_name(const char *name, int family, struct link_map *caller, str
 		.caller_folder = caller_is_nvidia ? caller_folder : NULL,
 	};
 	search_candidates(&request, consider_candidate, finding);
-	if (caller_is_nvidia && coherent_choice(name, caller_folder, finding, own)) {
+	if (caller_is_nvidia && coherent_choice(name, caller_folder, false, finding, own)) {
 		/* First loaded wins, even when it arrived a moment ago (another thread): the loader's. */
 		planned = !lookup_loaded_by_name(name) && add_load(plan, name, family, own, true, false);
 		goto out;
@@ -410,10 +429,11 @@ static void plan_need(struct parent *parent, const char *name, struct needs *nee
 		.machine = this_machine(),
 		.caller_folder = parent->folder,
 	};
+	finding->soname = name;
 	search_candidates(&request, consider_candidate, finding);
 	if (finding->loader_finds && !finding->loader_path[0])
 		report_unknown(name, parent->path, "a copy in an hwcap subfolder the runtime cannot rank");
-	bool coherent = coherent_choice(name, parent->folder, finding, &work->own);
+	bool coherent = coherent_choice(name, parent->folder, true, finding, &work->own);
 	if (coherent) {
 		if (lookup_loaded_by_name(name)) /* first loaded wins, even when it arrived a moment ago */
 			goto out;

@@ -58,15 +58,12 @@ bool loader_search_order(enum loader_lookup lookup, const struct loader_object *
 				return true;
 			did_program |= o == program;
 		}
-		if (!process->listed && !did_program && program && !program->has_runpath &&
+		if (!did_program && program && !program->has_runpath &&
 		    search_list(&program->rpath, LOADER_RPATH, visit, arg))
 			return true;
 	}
-	/* The program's RPATH, LD_LIBRARY_PATH and the system folders as the loader listed them. */
-	if (process->listed && search_list(process->listed, LOADER_LISTED, visit, arg))
-		return true;
 	/* 2. LD_LIBRARY_PATH. */
-	if (!process->listed && search_list(&process->library_path, LOADER_LD_LIBRARY_PATH, visit, arg))
+	if (search_list(&process->library_path, LOADER_LD_LIBRARY_PATH, visit, arg))
 		return true;
 	/* 3. The asker's DT_RUNPATH (never its loaders'). */
 	if (search_list(&asker->runpath, LOADER_RUNPATH, visit, arg))
@@ -75,7 +72,7 @@ bool loader_search_order(enum loader_lookup lookup, const struct loader_object *
 	if (visit(NULL, LOADER_CACHE, arg) == LOADER_STOP)
 		return true;
 	/* 5. The system folders, unless the asker has DF_1_NODEFLIB. */
-	return !process->listed && !asker->nodeflib && search_list(&process->default_dirs, LOADER_DEFAULT, visit, arg);
+	return !asker->nodeflib && search_list(&process->default_dirs, LOADER_DEFAULT, visit, arg);
 }
 
 /* folder/subdir/name (subdir "" for none) into path, as open_path writes it: an empty folder (an

@@ -42,13 +42,6 @@ struct loader_process {
 	const struct loader_object *program; /* the main program (its DT_RPATH), or NULL */
 	struct loader_list library_path;      /* LD_LIBRARY_PATH */
 	struct loader_list default_dirs;
-	/* Where the three lists above are known only as the loader lists them for an object with
-	   neither RPATH nor RUNPATH (the program's RPATH, LD_LIBRARY_PATH, the system folders, in that
-	   order, as dlinfo RTLD_DI_SERINFO gives them with no mark between them): that list, used in
-	   their place. For an asker with a RUNPATH (which drops the program's RPATH) or NODEFLIB (which
-	   drops the system folders) it holds more than the loader searches: a file found there is one
-	   the loader *may* find, which is what a runtime that only adds needs to know. */
-	const struct loader_list *listed;
 };
 
 enum loader_lookup {

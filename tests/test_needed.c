@@ -4,7 +4,6 @@
 #include "common.h"
 #include "standins.h"
 
-#include <stdbool.h>
 #include <string.h>
 
 static const char *const no_env[] = { NULL };
@@ -196,44 +195,41 @@ static void rebuild_cusparse(const struct wheels *w, const char *path_flags)
 /* A program with DT_RPATH a/ (which holds an nvJitLink returning 5) dlopens the cusparse stand-in by
    path through libhost.so. The program's RPATH serves the DT_NEEDED of a dlopened library that has
    no RUNPATH: the loader takes a/'s copy, and so must the runtime (not the wheel sibling's). With
-   a RUNPATH of its own (of an empty folder) the program's RPATH no longer counts: the loader finds
-   nothing, and the runtime supplies the wheel sibling's. */
-static struct test_run run_program_with_rpath(const struct wheels *w, bool preload)
+   a RUNPATH of its own (cusparse_path_flags NULL: of an empty folder) the program's RPATH no longer
+   counts: the loader finds nothing, and the runtime supplies the wheel sibling's. */
+static void check_program_with_rpath(const char *cusparse_path_flags, const char *plain_expected, const char *expected)
 {
-	const char *a = test_mkdirs(test_format("%s/a", w->root));
+	struct wheels w = make_wheels();
+	rebuild_cusparse(&w, cusparse_path_flags ? cusparse_path_flags
+				 : test_format("-Wl,--enable-new-dtags,-rpath,'%s'", test_mkdirs(test_format("%s/empty", w.root))));
+	const char *a = test_mkdirs(test_format("%s/a", w.root));
 	test_build_library("value.c", test_format("%s/libnvJitLink.so.77", a), "libnvJitLink.so.77", "-DVALUE_SYMBOL=nvjitlink_value -DVALUE=5");
 	test_build_library("host.c", test_format("%s/libhost.so", a), "libhost.so",
-			   test_format("-DPLUGIN='\"%s\"' -DPLUGIN_SYMBOL='\"cusparse_value\"'", w->cusparse_lib));
-	char *program = test_format("%s/rpath-main", w->root);
+			   test_format("-DPLUGIN='\"%s\"' -DPLUGIN_SYMBOL='\"cusparse_value\"'", w.cusparse_lib));
+	char *program = test_format("%s/rpath-main", w.root);
 	char *command = test_format("'%s' -o '%s' '%s/rpath_main.c' -L'%s' -lhost -Wl,--disable-new-dtags,-rpath,'%s'",
 				    test_setting("NVI_CC"), program, test_setting("NVI_FIXTURES"), a, a);
 	const char *build[] = { "/bin/sh", "-c", command, NULL };
 	struct test_run built = test_run(build, no_env, 120);
 	ck_assert_msg(built.status == 0, "%s", built.output);
 	const char *argv[] = { program, NULL };
-	const char *env[] = { "LD_LIBRARY_PATH=", preload ? standin_preload() : NULL, NULL };
-	return test_run(argv, env, 60);
+	const char *plain_env[] = { "LD_LIBRARY_PATH=", NULL };
+	const char *env[] = { "LD_LIBRARY_PATH=", standin_preload(), NULL };
+	struct test_run plain = test_run(argv, plain_env, 60);
+	ck_assert_msg(test_contains(plain.output, plain_expected), "without the runtime: %s", plain.output);
+	struct test_run run = test_run(argv, env, 60);
+	ck_assert_msg(test_contains(run.output, expected), "with the runtime: %s", run.output);
 }
 
 START_TEST(test_programs_rpath_serves_the_dt_needed_of_a_dlopened_library_without_runpath)
 {
-	struct wheels w = make_wheels();
-	rebuild_cusparse(&w, "");
-	struct test_run plain = run_program_with_rpath(&w, false);
-	ck_assert_msg(test_contains(plain.output, "plugin: 1005"), "the loader takes a/'s copy: %s", plain.output);
-	struct test_run run = run_program_with_rpath(&w, true);
-	ck_assert_msg(test_contains(run.output, "plugin: 1005"), "the runtime must leave it to the loader: %s", run.output);
+	check_program_with_rpath("", "plugin: 1005", "plugin: 1005"); /* a/'s copy, left to the loader */
 }
 END_TEST
 
 START_TEST(test_programs_rpath_does_not_serve_a_dlopened_library_with_runpath)
 {
-	struct wheels w = make_wheels();
-	rebuild_cusparse(&w, test_format("-Wl,--enable-new-dtags,-rpath,'%s'", test_mkdirs(test_format("%s/empty", w.root))));
-	struct test_run plain = run_program_with_rpath(&w, false);
-	ck_assert_msg(test_contains(plain.output, "plugin: -1"), "a RUNPATH drops the program's RPATH: %s", plain.output);
-	struct test_run run = run_program_with_rpath(&w, true);
-	ck_assert_msg(test_contains(run.output, "plugin: 1007"), "the wheel sibling's: %s", run.output);
+	check_program_with_rpath(NULL, "plugin: -1", "plugin: 1007"); /* the wheel sibling's */
 }
 END_TEST
 

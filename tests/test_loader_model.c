@@ -387,14 +387,22 @@ static char *make_list(struct layout *layout, const char *origin, bool library_p
    subfolder the loader tries (or one it does not), maybe as a symlink to a file elsewhere. A file
    a program or a dlopen names by path may have to lie where no '$' is: a dlopen name with a '$' is
    the loader's alone (the runtime passes it through). */
+/* Whether a file of the layout is at path already (written or not yet). */
+static bool is_taken(const struct layout *layout, const char *path)
+{
+	struct stat st;
+	for (size_t i = 0; i < layout->placed_count; i++)
+		if (strcmp(layout->placed[i].path, path) == 0)
+			return true;
+	return lstat(path, &st) == 0;
+}
+
 static struct placed *place_file(struct layout *layout, const char *name, bool plain_folder, bool dollar_allowed)
 {
 	struct rng *r = layout->rng;
 	ck_assert(layout->placed_count < MAX_ITEMS);
-	struct placed *p = &layout->placed[layout->placed_count++];
 	char *folder = NULL;
-	struct stat st;
-	for (int attempt = 0; !folder || (lstat(test_format("%s/%s", folder, name), &st) == 0 && attempt < 16); attempt++) {
+	for (int attempt = 0; !folder || (is_taken(layout, test_format("%s/%s", folder, name)) && attempt < 16); attempt++) {
 		unsigned token = pick(r, 100);
 		struct target t = { .base = (int)pick(r, BASE_COUNT), .token = token < 76 ? TOKEN_NONE : token < 88 ? TOKEN_LIB : TOKEN_PLATFORM };
 		if (!dollar_allowed && strchr(base_names[t.base], '$'))
@@ -408,10 +416,12 @@ static struct placed *place_file(struct layout *layout, const char *name, bool p
 			folder = test_format("%s/%s", folder, machine.unsearched[pick(r, (unsigned)machine.unsearched_count)]);
 	}
 	test_mkdirs(folder);
+	char *path = test_format("%s/%s", folder, name);
+	ck_assert_msg(!is_taken(layout, path), "no free place for %s", name);
+	struct placed *p = &layout->placed[layout->placed_count++];
 	p->name = name;
 	p->folder = folder;
-	p->path = test_format("%s/%s", folder, name);
-	ck_assert_msg(lstat(p->path, &st) != 0, "no free place for %s", name);
+	p->path = path;
 	p->real = p->path;
 	if (chance(r, 12)) {
 		p->real = test_format("%s/store/%d-%s", layout->root, layout->store_count++, name);
@@ -1095,8 +1105,7 @@ static void caller_case(struct suite_state *suite, struct layout *layout, bool n
 	const struct placed *beside = parent ? parent : nvidia_caller ? caller : NULL;
 	if (beside && chance(r, 30)) {
 		char *path = test_format("%s/%s", beside->folder, name);
-		struct stat st;
-		if (lstat(path, &st) != 0) {
+		if (!is_taken(layout, path)) {
 			struct placed *p = &layout->placed[layout->placed_count++];
 			*p = (struct placed){ .path = path, .folder = beside->folder, .real = path, .name = name };
 			count("copies: one beside the asker");

@@ -243,7 +243,7 @@ static enum loader_visit_result search_folder(struct lookup *lookup, const char 
 		loader_host_hwcaps(host);
 		machine = &host->machine;
 	}
-	switch (loader_folder_files(machine, folder, lookup->name, try_candidate, &walk)) {
+	switch (loader_folder_files(machine, folder, NULL, lookup->name, try_candidate, &walk)) {
 	case LOADER_FOLDER_TAKEN: return lookup->path || lookup->stop ? LOADER_STOP : LOADER_NEXT_STEP;
 	case LOADER_FOLDER_UNKNOWN:
 		tree_warn(lookup->tree, "%s has a copy of %s in an hwcap subfolder, but the loader did not say which subfolders it searches (%s); "

@@ -12,6 +12,12 @@
 struct folder_identity {
 	unsigned long long device;
 	unsigned long long inode;
+	/* The folder holds no folder: its link count says so, on a file system whose link counts
+	   count the folders inside (ext2/3/4, XFS, tmpfs). False where that is not known. */
+	bool no_subfolders;
+	/* When the folder's entries last changed (nanoseconds; 0 where unknown): a folder created or
+	   removed inside it changes this. */
+	long long changed_ns;
 };
 
 /* Fills identity for an existing folder. False, with errno set, when the folder cannot be examined

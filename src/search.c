@@ -86,13 +86,13 @@ static bool seen_before(struct walk *walk, const struct folder_identity *identit
 
 /* True when folder is to be looked in: it exists and this walk has not tried it yet. A first try
    is noted either way. */
-static bool try_once(struct walk *walk, const char *folder, enum search_step step, enum loader_step loader_step)
+static bool try_once(struct walk *walk, const char *folder, enum search_step step, enum loader_step loader_step,
+		     struct folder_identity *identity)
 {
-	struct folder_identity identity;
 	if (!folder || !folder[0])
 		return false;
-	bool exists = platform_folder_identity(folder, &identity);
-	if (exists && seen_before(walk, &identity))
+	bool exists = platform_folder_identity(folder, identity);
+	if (exists && seen_before(walk, identity))
 		return false;
 	note_tried(walk, folder, step, loader_step);
 	return exists;
@@ -101,7 +101,8 @@ static bool try_once(struct walk *walk, const char *folder, enum search_step ste
 static bool try_folder(struct walk *walk, const char *folder, enum search_step step)
 {
 	char path[PATH_MAX];
-	if (!try_once(walk, folder, step, LOADER_LISTED))
+	struct folder_identity identity;
+	if (!try_once(walk, folder, step, LOADER_LISTED, &identity))
 		return false;
 	size_t length = strlen(folder);
 	while (length > 1 && folder[length - 1] == SEPARATOR)
@@ -133,9 +134,10 @@ static enum loader_visit_result try_loader_folder(const char *folder, enum loade
 			       : LOADER_NEXT_FOLDER;
 	}
 	/* An empty element is the working folder, for the loader. */
-	if (!try_once(walk, folder && !folder[0] ? "." : folder, SEARCH_LOADER, step))
+	struct folder_identity identity;
+	if (!try_once(walk, folder && !folder[0] ? "." : folder, SEARCH_LOADER, step, &identity))
 		return LOADER_NEXT_FOLDER;
-	switch (loader_folder_files(request->machine, folder, request->name, try_loader_file, walk)) {
+	switch (loader_folder_files(request->machine, folder, &identity, request->name, try_loader_file, walk)) {
 	case LOADER_FOLDER_TAKEN: return LOADER_STOP;
 	case LOADER_FOLDER_UNKNOWN: return walk->visit(NULL, SEARCH_LOADER, step, walk->arg) ? LOADER_STOP : LOADER_NEXT_FOLDER;
 	case LOADER_FOLDER_NONE: break;
@@ -200,13 +202,15 @@ static bool try_wheel_siblings(struct walk *walk, const char *origin)
 
 bool search_candidates(const struct search_request *request, search_visit visit, void *arg)
 {
-	struct walk *walk = calloc(1, sizeof(*walk));
+	struct walk *walk = malloc(sizeof(*walk)); /* seen[] is filled as it grows: not zeroed */
 	bool stopped = false;
 	if (!walk || !request->name || !request->name[0] || strchr(request->name, SEPARATOR))
 		goto out;
 	walk->request = request;
+	walk->loader_step = LOADER_LISTED;
 	walk->visit = visit;
 	walk->arg = arg;
+	walk->seen_count = 0;
 
 	if (request->asker)
 		stopped = loader_search_order(request->lookup, request->asker, request->process, try_loader_folder, walk);

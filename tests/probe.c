@@ -20,7 +20,8 @@
      maps TEXT             the mapped files whose path contains TEXT
      errno[:FLAGS] NAME    dlopen NAME with errno set to EDOM before; prints errno and dlerror after
      nvrtc LIB             NVRTC: create and compile a small kernel (real libnvrtc)
-     cd FOLDER             change the working folder */
+     cd FOLDER             change the working folder
+     rename FROM TO        rename(2): move a prepared file or folder into place between loads */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -275,6 +276,9 @@ int main(int argc, char **argv)
 		} else if (strcmp(command, "cd") == 0) {
 			printf("cd %s: %s\n", arg, chdir(arg) == 0 ? "ok" : strerror(errno));
 			i++;
+		} else if (strcmp(command, "rename") == 0 && i + 2 < argc) {
+			printf("rename %s: %s\n", arg, rename(arg, argv[i + 2]) == 0 ? "ok" : strerror(errno));
+			i += 2;
 		} else if (strcmp(command, "nvrtc") == 0) {
 			status |= nvrtc(arg);
 			i++;

@@ -310,6 +310,47 @@ START_TEST(test_copy_in_an_hwcaps_subfolder_the_runtime_cannot_rank_is_left_to_t
 }
 END_TEST
 
+/* A subfolder that appears after a folder was walked is seen by the next walk: the runtime may
+   remember that a folder had no subfolder to try only while the folder is unchanged. cusparse's
+   folder is walked for its nvJitLink (supplied from the wheel sibling); then a glibc-hwcaps
+   subfolder holding a cuFFT is moved into it, and cusolver, beside cusparse, needs cuFFT: the
+   runtime can no longer tell whether the loader takes that copy, so it leaves the name to the
+   loader (which never searches model-none, and fails) instead of supplying cuFFT's own wheel's.
+   With other_subfolder the folder holds an unrelated folder from the start. */
+static void check_subfolder_created_after_a_walk(bool other_subfolder)
+{
+	struct wheels w = make_wheels();
+	if (other_subfolder)
+		test_mkdirs(test_format("%s/include", w.cusparse));
+	const char *cufft = test_mkdirs(test_format("%s/site-packages/nvidia/cufft/lib", w.root));
+	test_build_library("value.c", test_format("%s/libcufft.so.77", cufft), "libcufft.so.77", "-DVALUE_SYMBOL=cufft_value -DVALUE=5");
+	const char *staged = test_mkdirs(test_format("%s/staged/glibc-hwcaps/model-none", w.root));
+	test_build_library("value.c", test_format("%s/libcufft.so.77", staged), "libcufft.so.77", "-DVALUE_SYMBOL=cufft_value -DVALUE=3");
+	char *cusolver = test_format("%s/libcusolver.so.77", w.cusparse);
+	test_build_library("needer.c", cusolver, "libcusolver.so.77",
+			   test_format("-DNEEDER_SYMBOL=cusolver_value -DNEEDED_SYMBOL=cufft_value '%s/libcufft.so.77' -Wl,--enable-new-dtags,-rpath,'$ORIGIN'",
+				       cufft));
+	const char *env[] = { standin_preload(), "NVINTERPOSE_LOG=debug", NULL };
+	struct test_run run = test_probe(env, test_format("call %s cusparse_value rename %s/staged/glibc-hwcaps %s/glibc-hwcaps call %s cusolver_value",
+							  w.cusparse_lib, w.root, w.cusparse, cusolver));
+	ck_assert_msg(test_contains(run.output, "call cusparse_value: 1007"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "error: libcufft.so.77: cannot open shared object file"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("libcufft.so.77 for %s: unknown whether the loader finds it", cusolver)), "%s",
+		      run.output);
+}
+
+START_TEST(test_subfolder_created_after_a_walk_is_seen_by_the_next)
+{
+	check_subfolder_created_after_a_walk(false);
+}
+END_TEST
+
+START_TEST(test_subfolder_created_after_a_walk_is_seen_beside_another_subfolder)
+{
+	check_subfolder_created_after_a_walk(true);
+}
+END_TEST
+
 START_TEST(test_legacy_subfolders_without_the_name_leave_the_search_known)
 {
 	/* cusparse's RUNPATH folder has the legacy hwcap subfolders tls/ and x86_64/tls/, empty: they
@@ -381,6 +422,8 @@ int main(void)
 	tcase_add_test(tc, test_dt_needed_candidate_must_have_the_name_as_its_soname);
 	tcase_add_test(tc, test_copy_in_an_hwcaps_subfolder_the_runtime_cannot_rank_is_left_to_the_loader_and_said);
 	tcase_add_test(tc, test_legacy_subfolders_without_the_name_leave_the_search_known);
+	tcase_add_test(tc, test_subfolder_created_after_a_walk_is_seen_by_the_next);
+	tcase_add_test(tc, test_subfolder_created_after_a_walk_is_seen_beside_another_subfolder);
 	tcase_add_test(tc, test_rtld_now_binds_what_the_runtime_supplies);
 	tcase_add_test(tc, test_deepbind_load_is_left_alone);
 	tcase_add_test(tc, test_policy_off_leaves_dt_needed_alone);

@@ -168,6 +168,16 @@ struct finding {
 	const char *soname;
 };
 
+/* A finding before its walk (its two paths are not zeroed whole: a walk runs on every miss). */
+static void clear_finding(struct finding *finding, const char *soname)
+{
+	finding->loader_finds = false;
+	finding->loader_path[0] = '\0';
+	finding->step = 0;
+	finding->candidate[0] = '\0';
+	finding->soname = soname;
+}
+
 static bool has_soname(const char *path, const char *soname)
 {
 	struct dynamic_file *file = malloc(sizeof(*file));
@@ -339,8 +349,7 @@ static bool same_file(const char *a, const char *b)
 static bool find_in_family_tree(const char *name, const char *folder, bool needed, struct finding *own)
 {
 	struct search_request request = { .name = name, .caller_folder = folder, .caller_folder_only = true };
-	memset(own, 0, sizeof(*own));
-	own->soname = needed ? name : NULL;
+	clear_finding(own, needed ? name : NULL);
 	search_candidates(&request, consider_candidate, own);
 	return own->candidate[0] != '\0';
 }
@@ -472,7 +481,7 @@ static bool plan_bare_name(const char *name, int family, struct link_map *caller
 	plan->missed = false;
 	if (!finding || !(listed = read_listed(caller)))
 		goto out;
-	memset(finding, 0, sizeof(*finding));
+	clear_finding(finding, NULL);
 	struct finding *own = finding + 1;
 
 	struct loader_object asker;

@@ -3,11 +3,13 @@
 #include "platform.h"
 
 #include <dirent.h>
+#include <linux/magic.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -15,11 +17,47 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+/* Whether the file system of device (which holds folder) counts the folders inside a folder in its
+   link count (2 + one for each), as ext2/3/4, XFS and tmpfs do; btrfs, overlay, network and FUSE
+   file systems do not promise it. Asked once a device (statfs), remembered in a small table. */
+#define COUNTING_DEVICES 16
+static struct {
+	_Atomic unsigned long long device_plus_one; /* 0: free */
+	_Atomic int counts;                         /* 0 not yet known, 1 no, 2 yes */
+} counting[COUNTING_DEVICES];
+
+#ifndef XFS_SUPER_MAGIC
+#define XFS_SUPER_MAGIC 0x58465342
+#endif
+
+static bool counts_subfolders(dev_t device, const char *folder)
+{
+	unsigned long long key = (unsigned long long)device + 1;
+	for (size_t i = 0; i < COUNTING_DEVICES; i++) {
+		unsigned long long held = atomic_load_explicit(&counting[i].device_plus_one, memory_order_acquire);
+		if (held == 0 && atomic_compare_exchange_strong(&counting[i].device_plus_one, &held, key))
+			held = key; /* this slot is the device's now (a failed exchange left the holder in held) */
+		if (held != key)
+			continue;
+		int counts = atomic_load_explicit(&counting[i].counts, memory_order_acquire);
+		if (counts == 0) {
+			struct statfs fs;
+			bool yes = statfs(folder, &fs) == 0 &&
+				   (fs.f_type == EXT4_SUPER_MAGIC || fs.f_type == XFS_SUPER_MAGIC || fs.f_type == TMPFS_MAGIC);
+			counts = yes ? 2 : 1;
+			atomic_store_explicit(&counting[i].counts, counts, memory_order_release);
+		}
+		return counts == 2;
+	}
+	return false;
+}
 
 bool platform_folder_identity(const char *folder, struct folder_identity *identity)
 {
@@ -32,6 +70,8 @@ bool platform_folder_identity(const char *folder, struct folder_identity *identi
 	}
 	identity->device = (unsigned long long)st.st_dev;
 	identity->inode = (unsigned long long)st.st_ino;
+	identity->no_subfolders = st.st_nlink == 2 && counts_subfolders(st.st_dev, folder);
+	identity->changed_ns = (long long)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
 	return true;
 }
 

@@ -151,7 +151,10 @@ size_t loader_machine_legacy_names(const struct loader_machine *machine, const c
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
 		if (count < capacity)
 			names[count++] = fixed[i];
-	if (machine && machine->platform_known && machine->platform[0] && count < capacity)
+	bool listed = false;
+	for (size_t i = 0; i < count && machine && machine->platform_known; i++)
+		listed = listed || strcmp(names[i], machine->platform) == 0;
+	if (machine && machine->platform_known && machine->platform[0] && !listed && count < capacity)
 		names[count++] = machine->platform;
 	return count;
 }

@@ -5,7 +5,7 @@
 #include "platform.h"
 
 #include <limits.h>
-#include <stdio.h>
+#include <stdatomic.h>
 #include <string.h>
 
 const char *loader_step_name(enum loader_step step)
@@ -80,13 +80,19 @@ bool loader_search_order(enum loader_lookup lookup, const struct loader_object *
    not fit. */
 static bool join(char *path, size_t size, const char *folder, const char *subdir, const char *name)
 {
-	size_t length = strlen(folder);
+	size_t length = strlen(folder), subdir_length = strlen(subdir), name_length = strlen(name);
 	while (length > 1 && folder[length - 1] == '/')
 		length--;
-	const char *slash = length ? "/" : "";
-	int n = subdir[0] ? snprintf(path, size, "%.*s%s%s/%s", (int)length, folder, slash, subdir, name)
-			  : snprintf(path, size, "%.*s%s%s", (int)length, folder, slash, name);
-	return n > 0 && (size_t)n < size;
+	size_t slash = length ? 1 : 0, subdir_slash = subdir_length ? 1 : 0;
+	if (length + slash + subdir_length + subdir_slash + name_length >= size)
+		return false;
+	char *at = path;
+	memcpy(at, folder, length), at += length;
+	memcpy(at, "/", slash), at += slash;
+	memcpy(at, subdir, subdir_length), at += subdir_length;
+	memcpy(at, "/", subdir_slash), at += subdir_slash;
+	memcpy(at, name, name_length + 1);
+	return true;
 }
 
 static bool is_folder(const char *folder, const char *subdir)
@@ -113,7 +119,7 @@ static bool copy_in_hwcaps(const char *folder, const char *name)
 	int n = join(hwcaps, sizeof(hwcaps), folder, "", "glibc-hwcaps") ? platform_list_folder(hwcaps, &names) : -1;
 	for (int i = 0; i < n && !found; i++) {
 		char subdir[PATH_MAX];
-		found = snprintf(subdir, sizeof(subdir), "glibc-hwcaps/%s", names[i]) < (int)sizeof(subdir) && is_file_in(folder, subdir, name);
+		found = join(subdir, sizeof(subdir), "glibc-hwcaps", "", names[i]) && is_file_in(folder, subdir, name);
 	}
 	platform_free_names(names, n);
 	return found;
@@ -128,8 +134,7 @@ static bool copy_in_legacy(const char *folder, const char *subdir, const char *n
 {
 	for (size_t i = 0; i < count && depth < LEGACY_DEPTH; i++) {
 		char next[PATH_MAX];
-		if (snprintf(next, sizeof(next), "%s%s%s", subdir, subdir[0] ? "/" : "", legacy[i]) >= (int)sizeof(next) ||
-		    !is_folder(folder, next))
+		if (!join(next, sizeof(next), subdir, "", legacy[i]) || !is_folder(folder, next))
 			continue;
 		if (is_file_in(folder, next, name) || copy_in_legacy(folder, next, name, legacy, count, depth + 1))
 			return true;
@@ -137,10 +142,54 @@ static bool copy_in_legacy(const char *folder, const char *subdir, const char *n
 	return false;
 }
 
-enum loader_folder_result loader_folder_files(const struct loader_machine *machine, const char *folder, const char *name,
+/* Folders found to hold none of the glibc-hwcaps and legacy subfolders the loader may try, as they
+   were then (identity and change time: creating a subfolder changes the folder's). The system
+   folders are walked on every miss of a name, and each candidate subfolder costs a stat. Taken with
+   a try-lock, never waited for: a busy table only costs those stats. */
+#define PLAIN_FOLDERS 32
+static struct folder_identity plain_folders[PLAIN_FOLDERS];
+static size_t plain_next;
+static atomic_flag plain_lock = ATOMIC_FLAG_INIT;
+
+static bool known_plain(const struct folder_identity *identity)
+{
+	bool known = false;
+	if (!identity || !identity->changed_ns || atomic_flag_test_and_set_explicit(&plain_lock, memory_order_acquire))
+		return false;
+	for (size_t i = 0; i < PLAIN_FOLDERS && !known; i++)
+		known = plain_folders[i].changed_ns == identity->changed_ns && plain_folders[i].inode == identity->inode &&
+			plain_folders[i].device == identity->device;
+	atomic_flag_clear_explicit(&plain_lock, memory_order_release);
+	return known;
+}
+
+static void note_plain(const struct folder_identity *identity)
+{
+	if (!identity || !identity->changed_ns || atomic_flag_test_and_set_explicit(&plain_lock, memory_order_acquire))
+		return;
+	plain_folders[plain_next] = *identity;
+	plain_next = (plain_next + 1) % PLAIN_FOLDERS;
+	atomic_flag_clear_explicit(&plain_lock, memory_order_release);
+}
+
+/* Whether any subfolder the loader may try in folder exists (glibc-hwcaps, or a first legacy level). */
+static bool has_candidate_subfolders(const char *folder, const char *const *legacy, size_t count)
+{
+	if (is_folder(folder, "glibc-hwcaps"))
+		return true;
+	for (size_t i = 0; i < count; i++)
+		if (is_folder(folder, legacy[i]))
+			return true;
+	return false;
+}
+
+enum loader_folder_result loader_folder_files(const struct loader_machine *machine, const char *folder,
+					      const struct folder_identity *identity, const char *name,
 					      bool (*visit)(const char *path, const char *subdir, void *arg), void *arg)
 {
 	char path[PATH_MAX];
+	if (identity && identity->no_subfolders) /* no subfolder to try: the folder's own file only */
+		goto own_file;
 	if (machine && machine->subdirs_known) {
 		for (size_t i = 0; i < machine->subdir_count; i++)
 			if (join(path, sizeof(path), folder, machine->subdirs[i], name) && visit(path, machine->subdirs[i], arg))
@@ -151,13 +200,16 @@ enum loader_folder_result loader_folder_files(const struct loader_machine *machi
 	   this model does not know, and before glibc 2.37 legacy ones (nestings of tls, the platform
 	   and hwcap names), before the folder itself. A copy of name in any of them may be the one it
 	   takes, or none: unknown. Subfolders without one change nothing. */
-	if (copy_in_hwcaps(folder, name))
-		return LOADER_FOLDER_UNKNOWN;
-	if (!machine || machine->legacy_possible) {
-		const char *legacy[16];
-		size_t n = loader_machine_legacy_names(machine, legacy, sizeof(legacy) / sizeof(legacy[0]));
-		if (copy_in_legacy(folder, "", name, legacy, n, 0))
-			return LOADER_FOLDER_UNKNOWN;
+	if (known_plain(identity))
+		goto own_file;
+	const char *legacy[16];
+	size_t n = !machine || machine->legacy_possible ? loader_machine_legacy_names(machine, legacy, sizeof(legacy) / sizeof(legacy[0])) : 0;
+	if (!has_candidate_subfolders(folder, legacy, n)) {
+		note_plain(identity);
+		goto own_file;
 	}
+	if (copy_in_hwcaps(folder, name) || copy_in_legacy(folder, "", name, legacy, n, 0))
+		return LOADER_FOLDER_UNKNOWN;
+own_file:
 	return join(path, sizeof(path), folder, "", name) && visit(path, "", arg) ? LOADER_FOLDER_TAKEN : LOADER_FOLDER_NONE;
 }

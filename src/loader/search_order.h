@@ -5,6 +5,7 @@
 #pragma once
 
 #include "loader/machine.h"
+#include "platform.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -80,6 +81,8 @@ enum loader_folder_result {
    whether the file exists. Folder "" is an empty element: the working folder, and the paths stay
    relative, as the loader names them. Where the machine's subfolders are not known (machine NULL,
    or not asked of the loader), only the folder's own file is visited, and a copy of name in a
-   glibc-hwcaps or legacy subfolder makes the answer unknown. */
-enum loader_folder_result loader_folder_files(const struct loader_machine *machine, const char *folder, const char *name,
+   glibc-hwcaps or legacy subfolder makes the answer unknown. identity, when the caller has it (NULL
+   otherwise), may say that the folder holds no subfolder: then only its own file is visited. */
+enum loader_folder_result loader_folder_files(const struct loader_machine *machine, const char *folder,
+					      const struct folder_identity *identity, const char *name,
 					      bool (*visit)(const char *path, const char *subdir, void *arg), void *arg);

@@ -15,9 +15,13 @@ struct folder_identity {
 	/* The folder holds no folder: its link count says so, on a file system whose link counts
 	   count the folders inside (ext2/3/4, XFS, tmpfs). False where that is not known. */
 	bool no_subfolders;
-	/* When the folder's entries last changed (nanoseconds; 0 where unknown): a folder created or
-	   removed inside it changes this. */
+	/* When the folder last changed (its status change time, in nanoseconds; 0 where unknown): an
+	   entry created, removed or renamed inside it changes this, and nobody can set it back. */
 	long long changed_ns;
+	/* That change lies over a second in the past. File system clocks are coarse (a tick of some
+	   milliseconds): a change in the same tick as the one just read would leave changed_ns as it
+	   is, so only a settled folder may be remembered by its change time. */
+	bool settled;
 };
 
 /* Fills identity for an existing folder. False, with errno set, when the folder cannot be examined

@@ -316,7 +316,8 @@ END_TEST
    subfolder holding a cuFFT is moved into it, and cusolver, beside cusparse, needs cuFFT: the
    runtime can no longer tell whether the loader takes that copy, so it leaves the name to the
    loader (which never searches model-none, and fails) instead of supplying cuFFT's own wheel's.
-   With other_subfolder the folder holds an unrelated folder from the start. */
+   With other_subfolder the folder holds an unrelated folder from the start (then the first walk
+   remembers the folder, which has settled: the test waits over a second first). */
 static void check_subfolder_created_after_a_walk(bool other_subfolder)
 {
 	struct wheels w = make_wheels();
@@ -330,6 +331,7 @@ static void check_subfolder_created_after_a_walk(bool other_subfolder)
 	test_build_library("needer.c", cusolver, "libcusolver.so.77",
 			   test_format("-DNEEDER_SYMBOL=cusolver_value -DNEEDED_SYMBOL=cufft_value '%s/libcufft.so.77' -Wl,--enable-new-dtags,-rpath,'$ORIGIN'",
 				       cufft));
+	sleep(2);
 	const char *env[] = { standin_preload(), "NVINTERPOSE_LOG=debug", NULL };
 	struct test_run run = test_probe(env, test_format("call %s cusparse_value rename %s/staged/glibc-hwcaps %s/glibc-hwcaps call %s cusolver_value",
 							  w.cusparse_lib, w.root, w.cusparse, cusolver));

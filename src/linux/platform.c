@@ -71,7 +71,9 @@ bool platform_folder_identity(const char *folder, struct folder_identity *identi
 	identity->device = (unsigned long long)st.st_dev;
 	identity->inode = (unsigned long long)st.st_ino;
 	identity->no_subfolders = st.st_nlink == 2 && counts_subfolders(st.st_dev, folder);
-	identity->changed_ns = (long long)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	identity->changed_ns = (long long)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec;
+	struct timespec now;
+	identity->settled = clock_gettime(CLOCK_REALTIME, &now) == 0 && st.st_ctim.tv_sec < now.tv_sec - 1;
 	return true;
 }
 

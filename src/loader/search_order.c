@@ -143,9 +143,9 @@ static bool copy_in_legacy(const char *folder, const char *subdir, const char *n
 }
 
 /* Folders found to hold none of the glibc-hwcaps and legacy subfolders the loader may try, as they
-   were then (identity and change time: creating a subfolder changes the folder's). The system
-   folders are walked on every miss of a name, and each candidate subfolder costs a stat. Taken with
-   a try-lock, never waited for: a busy table only costs those stats. */
+   were then (identity and change time: creating a subfolder changes the folder's; only settled
+   folders). The system folders are walked on every miss of a name, and each candidate subfolder
+   costs a stat. Taken with a try-lock, never waited for: a busy table only costs those stats. */
 #define PLAIN_FOLDERS 32
 static struct folder_identity plain_folders[PLAIN_FOLDERS];
 static size_t plain_next;
@@ -165,7 +165,7 @@ static bool known_plain(const struct folder_identity *identity)
 
 static void note_plain(const struct folder_identity *identity)
 {
-	if (!identity || !identity->changed_ns || atomic_flag_test_and_set_explicit(&plain_lock, memory_order_acquire))
+	if (!identity || !identity->settled || atomic_flag_test_and_set_explicit(&plain_lock, memory_order_acquire))
 		return;
 	plain_folders[plain_next] = *identity;
 	plain_next = (plain_next + 1) % PLAIN_FOLDERS;

@@ -44,6 +44,7 @@ bool platform_folder_identity(const char *folder, struct folder_identity *identi
 	identity->inode = (unsigned long long)info.nFileIndexHigh << 32 | info.nFileIndexLow;
 	identity->no_subfolders = false;
 	identity->changed_ns = 0;
+	identity->settled = false;
 	return true;
 }
 

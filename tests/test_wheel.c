@@ -44,10 +44,11 @@ static char *find_python(void)
 }
 
 /* The source tree as a checkout has it (tracked and untracked files git does not ignore), or the
-   whole tree less build folders when it is not a checkout. */
+   whole tree less build folders when it is not the top of a checkout (a source tarball, unpacked
+   where it may lie inside another checkout, as `meson dist` unpacks it inside the build folder). */
 static void copy_source(const char *source, const char *copy)
 {
-	char *command = test_format("mkdir -p '%s' && cd '%s' && if git rev-parse --show-toplevel >/dev/null 2>&1; then "
+	char *command = test_format("mkdir -p '%s' && cd '%s' && if [ \"$(git rev-parse --show-toplevel 2>/dev/null)\" = \"$(pwd -P)\" ]; then "
 				    "git ls-files -co --exclude-standard -z | tar --null -cf - -T - ; else "
 				    "tar --exclude='./build*' --exclude=./.git -cf - . ; fi | tar -C '%s' -xf -",
 				    copy, source, copy);

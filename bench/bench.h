@@ -46,8 +46,11 @@ size_t bench_toolkit_libraries(const char *folder, char paths[][4096], size_t ca
 int workload_main(int argc, char **argv);
 
 /* ---- The tree the parent builds and the children load (under the benchmark's folder) ---------- */
-#define LAYOUT_EMPTY "empty.so"
-#define LAYOUT_FORWARDER "forwarder.so"
+/* The preloads lie side by side, each with a SONAME, as real libraries have: the loader compares a
+   dlopen'ed name with every object's names, and what that costs depends on the strings. */
+#define LAYOUT_EMPTY "libempty.so"
+#define LAYOUT_FORWARDER "libforwarder.so"
+#define LAYOUT_RUNTIME "libnvinterpose.so.0"
 #define LAYOUT_OBJECT "objects/libstandin_%03d.so.77"
 #define LAYOUT_NVRTC_DIR "site-packages/nvidia/cuda_nvrtc/lib"
 #define LAYOUT_NVRTC LAYOUT_NVRTC_DIR "/libnvrtc.so.77"

@@ -8,7 +8,9 @@
  * from round to round; each child sets itself up (workload.c) and times its cases in thread CPU time.
  * The table gives, for each arm, the median over the rounds, and runtime/floor: the median of the
  * rounds' own ratios runtime / empty preload, with the middle half of those ratios, so that a slow
- * moment of the machine weighs on both sides of a ratio, never on one. Everything it loads is built
+ * moment of the machine weighs on both sides of a ratio, never on one; runtime/forwarder likewise
+ * against the least that an interposer loading on glibc 2.17 costs (the forwarder needs libdl.so.2
+ * and libpthread.so.0, as the runtime does). Everything it loads is built
  * at run time with $NVI_CC: the arms' libraries from bench/ and stand-ins from tests/fixtures, with
  * sonames no package ships (.so.77), so that no installed library can answer for them. */
 #define _GNU_SOURCE
@@ -161,17 +163,22 @@ static bool build_tree(int objects)
 	}
 	char *first[] = {
 		format("'%s' -c -fPIC -O2 -o '%s/value.o' '%s/value.c'", settings.cc, dir, settings.fixtures),
-		format("'%s' -shared -fPIC -O2 -o '%s/" LAYOUT_EMPTY "' '%s/empty.c'", settings.cc, dir, settings.sources),
+		format("'%s' -shared -fPIC -O2 -o '%s/" LAYOUT_EMPTY "' -Wl,-soname," LAYOUT_EMPTY " '%s/empty.c'", settings.cc, dir,
+		       settings.sources),
+		format("cp '%s' '%s/" LAYOUT_RUNTIME "'", settings.runtime, dir),
 	};
-	bool ok = run_commands(first, 2);
-	free(first[0]), free(first[1]);
+	bool ok = run_commands(first, 3);
+	free(first[0]), free(first[1]), free(first[2]);
 	if (!ok)
 		return false;
 	snprintf(settings.libraries[ARM_EMPTY], sizeof(settings.libraries[ARM_EMPTY]), "%s/" LAYOUT_EMPTY, dir);
-	snprintf(settings.libraries[ARM_RUNTIME], sizeof(settings.libraries[ARM_RUNTIME]), "%s", settings.runtime);
+	snprintf(settings.libraries[ARM_RUNTIME], sizeof(settings.libraries[ARM_RUNTIME]), "%s/" LAYOUT_RUNTIME, dir);
 
-	/* The forwarder is a stub in assembly: where it cannot be built, its column says so. */
-	char *forwarder = format("'%s' -shared -fPIC -O2 -o '%s/" LAYOUT_FORWARDER "' '%s/forwarder.c' '%s/forwarder.S' -ldl",
+	/* The forwarder is a stub in assembly: where it cannot be built, its column says so. It needs
+	   what the runtime needs to load on glibc 2.17 (dlsym lived in libdl.so.2 until 2.34): on a
+	   newer glibc two more objects whose names the loader compares on every dlopen. */
+	char *forwarder = format("'%s' -shared -fPIC -O2 -o '%s/" LAYOUT_FORWARDER "' -Wl,-soname," LAYOUT_FORWARDER
+				 " '%s/forwarder.c' '%s/forwarder.S' -Wl,--no-as-needed -l:libdl.so.2 -l:libpthread.so.0 -Wl,--as-needed",
 				 settings.cc, dir, settings.sources, settings.sources);
 	if (run_commands(&forwarder, 1))
 		snprintf(settings.libraries[ARM_FORWARDER], sizeof(settings.libraries[ARM_FORWARDER]), "%s/" LAYOUT_FORWARDER, dir);
@@ -342,7 +349,7 @@ static void format_time(char *out, size_t size, double ns, bool sign)
 		snprintf(out, size, "%s%.2f s", prefix, a / 1e9);
 }
 
-#define COLUMNS 7
+#define COLUMNS 8
 #define MAX_ROWS 64
 
 /* Width on a terminal: UTF-8 continuation bytes take no column. */
@@ -354,10 +361,36 @@ static size_t display_width(const char *s)
 	return n;
 }
 
+/* The runtime against another arm, paired per round (runtime - other, or runtime / other), as the
+   median with the middle half: into cell; the median, NAN where there is nothing to compare. */
+static double compare(const struct row *row, const double *other, char *cell, size_t size)
+{
+	double compared[MAX_ROUNDS];
+	for (int r = 0; r < settings.rounds; r++) {
+		double runtime = row->arm[ARM_RUNTIME] ? row->arm[ARM_RUNTIME][r] : NAN;
+		double against = other ? other[r] : NAN;
+		compared[r] = row->difference ? runtime - against : runtime / against;
+	}
+	size_t rounds = (size_t)settings.rounds;
+	double mid = bench_quantile(compared, rounds, 0.5), low = bench_quantile(compared, rounds, 0.25),
+	       high = bench_quantile(compared, rounds, 0.75);
+	if (isnan(mid))
+		snprintf(cell, size, "—");
+	else if (row->difference) {
+		char m[64], l[64], h[64];
+		format_time(m, sizeof(m), mid, true);
+		format_time(l, sizeof(l), low, true);
+		format_time(h, sizeof(h), high, true);
+		snprintf(cell, size, "%s (%s … %s)", m, l, h);
+	} else
+		snprintf(cell, size, "%.3f× (%.3f–%.3f)", mid, low, high);
+	return mid;
+}
+
 static void print_table(const struct row *rows, size_t n)
 {
 	static char cells[MAX_ROWS + 1][COLUMNS][200];
-	static const char *const header[COLUMNS] = { "case", "plain", "empty preload", "forwarder", "runtime", "runtime/floor", "target" };
+	static const char *const header[COLUMNS] = { "case", "plain", "empty preload", "forwarder", "runtime", "runtime/floor", "runtime/forwarder", "target" };
 	size_t width[COLUMNS] = { 0 };
 	for (int c = 0; c < COLUMNS; c++)
 		snprintf(cells[0][c], sizeof(cells[0][c]), "%s", header[c]);
@@ -373,27 +406,10 @@ static void print_table(const struct row *rows, size_t n)
 		}
 		for (int a = 0; a < ARM_COUNT; a++)
 			format_time(cell[1 + a], sizeof(cell[1 + a]), row->arm[a] ? bench_quantile(row->arm[a], (size_t)settings.rounds, 0.5) : NAN, false);
-		double compared[MAX_ROUNDS];
-		for (int r = 0; r < settings.rounds; r++) {
-			double runtime = row->arm[ARM_RUNTIME] ? row->arm[ARM_RUNTIME][r] : NAN;
-			double floor = row->floor ? row->floor[r] : NAN;
-			compared[r] = row->difference ? runtime - floor : runtime / floor;
-		}
-		size_t rounds = (size_t)settings.rounds;
-		double mid = bench_quantile(compared, rounds, 0.5), low = bench_quantile(compared, rounds, 0.25),
-		       high = bench_quantile(compared, rounds, 0.75);
-		if (isnan(mid))
-			snprintf(cell[5], sizeof(cell[5]), "—");
-		else if (row->difference) {
-			char m[64], l[64], h[64];
-			format_time(m, sizeof(m), mid, true);
-			format_time(l, sizeof(l), low, true);
-			format_time(h, sizeof(h), high, true);
-			snprintf(cell[5], sizeof(cell[5]), "%s (%s … %s)", m, l, h);
-		} else
-			snprintf(cell[5], sizeof(cell[5]), "%.3f× (%.3f–%.3f)", mid, low, high);
+		double mid = compare(row, row->floor, cell[5], sizeof(cell[5]));
+		compare(row, row->floor == row->arm[ARM_EMPTY] ? row->arm[ARM_FORWARDER] : NULL, cell[6], sizeof(cell[6]));
 		if (row->target && row->target[0])
-			snprintf(cell[6], sizeof(cell[6]), "%s%s", row->target, isnan(mid) ? "" : mid <= row->limit ? " (met)" : " (over)");
+			snprintf(cell[7], sizeof(cell[7]), "%s%s", row->target, isnan(mid) ? "" : mid <= row->limit ? " (met)" : " (over)");
 	}
 	for (size_t i = 0; i <= n; i++)
 		for (int c = 0; c < COLUMNS; c++)

@@ -107,11 +107,14 @@ static int learn_default_dirs(struct loader_host *host, char *message, size_t si
 	char **library_dirs = NULL;
 	int library_count = 0;
 	int result = -1;
-	if (!self || dlinfo(self, RTLD_DI_SERINFOSIZE, &probe) != 0 || !(info = malloc(probe.dls_size))) {
+	/* An empty list's size is smaller than Dl_serinfo, which declares one entry. */
+	if (!self || dlinfo(self, RTLD_DI_SERINFOSIZE, &probe) != 0 ||
+	    !(info = malloc(probe.dls_size > sizeof(Dl_serinfo) ? probe.dls_size : sizeof(Dl_serinfo)))) {
 		snprintf(message, size, "cannot learn the loader's default folders: %s", self ? dlerror() : "dlopen(NULL) failed");
 		goto out;
 	}
-	*info = probe;
+	info->dls_size = probe.dls_size;
+	info->dls_cnt = probe.dls_cnt;
 	if (dlinfo(self, RTLD_DI_SERINFO, info) != 0) {
 		snprintf(message, size, "cannot learn the loader's default folders: %s", dlerror());
 		goto out;

@@ -246,8 +246,8 @@ static enum loader_visit_result search_folder(struct lookup *lookup, const char 
 	switch (loader_folder_files(machine, folder, lookup->name, try_candidate, &walk)) {
 	case LOADER_FOLDER_TAKEN: return lookup->path || lookup->stop ? LOADER_STOP : LOADER_NEXT_STEP;
 	case LOADER_FOLDER_UNKNOWN:
-		tree_warn(lookup->tree, "%s has hwcap subfolders, but the loader did not say which it searches (%s); only its glibc-hwcaps ones were looked in",
-			  folder, host->hwcaps_problem ? host->hwcaps_problem : "unknown");
+		tree_warn(lookup->tree, "%s has a copy of %s in an hwcap subfolder, but the loader did not say which subfolders it searches (%s); "
+			  "the search is followed past this folder", folder, lookup->name, host->hwcaps_problem ? host->hwcaps_problem : "unknown");
 		break;
 	case LOADER_FOLDER_NONE: break;
 	}

@@ -67,11 +67,11 @@ static bool match_linux_tail(const char *tail, struct libname_match *match)
 #define STEM_SLOTS 256 /* a power of two, well above the number of rows */
 
 struct stem_index {
-	unsigned long long pairs[65536 / 64]; /* bit (first << 8 | second) of the two characters */
-	unsigned short slots[STEM_SLOTS];     /* row + 1; 0 is empty */
+	unsigned short slots[STEM_SLOTS]; /* row + 1; 0 is empty */
 };
 static struct stem_index built;
-static _Atomic int built_state; /* 0 none, 1 being built, 2 ready */
+unsigned long long libnames_pairs[65536 / 64]; /* bit (first << 8 | second) of the two characters */
+_Atomic int libnames_index_state;              /* 0 none, 1 being built, 2 ready */
 
 static uint32_t hash_stem(const char *s, size_t length)
 {
@@ -90,7 +90,7 @@ static void build_stem_index(void)
 {
 	for (size_t i = 0; i < libnames_count; i++) {
 		unsigned pair = pair_of(libnames[i].linux_stem + 3);
-		built.pairs[pair >> 6] |= 1ull << (pair & 63);
+		libnames_pairs[pair >> 6] |= 1ull << (pair & 63);
 		uint32_t slot = hash_stem(libnames[i].linux_stem, libnames[i].linux_stem_length) & (STEM_SLOTS - 1);
 		while (built.slots[slot])
 			slot = (slot + 1) & (STEM_SLOTS - 1);
@@ -98,22 +98,22 @@ static void build_stem_index(void)
 	}
 }
 
-static __attribute__((noinline)) void build_once(void)
+void libnames_build_index(void)
 {
 	int expected = 0;
-	if (atomic_compare_exchange_strong(&built_state, &expected, 1)) {
+	if (atomic_compare_exchange_strong(&libnames_index_state, &expected, 1)) {
 		build_stem_index();
-		atomic_store_explicit(&built_state, 2, memory_order_release);
+		atomic_store_explicit(&libnames_index_state, 2, memory_order_release);
 		return;
 	}
-	while (atomic_load_explicit(&built_state, memory_order_acquire) != 2)
+	while (atomic_load_explicit(&libnames_index_state, memory_order_acquire) != 2)
 		platform_yield();
 }
 
 static inline const struct stem_index *stem_index(void)
 {
-	if (__builtin_expect(atomic_load_explicit(&built_state, memory_order_acquire) != 2, 0))
-		build_once();
+	if (__builtin_expect(atomic_load_explicit(&libnames_index_state, memory_order_acquire) != 2, 0))
+		libnames_build_index();
 	return &built;
 }
 
@@ -130,25 +130,14 @@ static int find_stem(const struct stem_index *index, const char *stem, size_t le
 	return -1;
 }
 
-/* Every stem starts with "lib" and has two characters after it. */
-static inline __attribute__((always_inline)) bool may_match(const struct stem_index *index, const char *name)
-{
-	if (name[0] != 'l' || name[1] != 'i' || name[2] != 'b' || name[3] == '\0')
-		return false;
-	unsigned pair = pair_of(name + 3);
-	return (index->pairs[pair >> 6] >> (pair & 63)) & 1;
-}
-
-bool libnames_may_match_linux(const char *name) { return may_match(stem_index(), name); }
-
 int libnames_match_linux(const char *name, struct libname_match *match)
 {
 	struct libname_match unused;
-	const struct stem_index *index = stem_index();
 	if (!match)
 		match = &unused;
-	if (!name || !may_match(index, name))
+	if (!name || !libnames_may_match_linux(name)) /* every stem starts with "lib" and two more */
 		return -1;
+	const struct stem_index *index = stem_index();
 	const char *dot = strchr(name, '.');
 	if (!dot)
 		return -1;

@@ -1,6 +1,8 @@
 /* The table of NVIDIA libraries and the matching of a file name against it. */
 #pragma once
 
+#include <stdatomic.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -34,9 +36,23 @@ struct libname_match {
 extern const struct libname_row libnames[];
 extern const size_t libnames_count;
 
+/* The first part of the stem index (libnames.c): a bit for each pair of characters that follows
+   "lib" in some stem, set once before first use (libnames_index_state 2 then). */
+extern unsigned long long libnames_pairs[65536 / 64];
+extern _Atomic int libnames_index_state;
+void libnames_build_index(void);
+
 /* False when a basename cannot be an NVIDIA library's: a test of a few instructions that turns
-   away most of the names a process loads. */
-bool libnames_may_match_linux(const char *basename);
+   away most of the names a process loads. Inline, since every dlopen asks it first. */
+static inline bool libnames_may_match_linux(const char *name)
+{
+	if (name[0] != 'l' || name[1] != 'i' || name[2] != 'b' || name[3] == '\0')
+		return false;
+	if (__builtin_expect(atomic_load_explicit(&libnames_index_state, memory_order_acquire) != 2, 0))
+		libnames_build_index();
+	unsigned pair = (unsigned)(unsigned char)name[3] << 8 | (unsigned char)name[4];
+	return (libnames_pairs[pair >> 6] >> (pair & 63)) & 1;
+}
 /* Family index of a Linux soname or file name (a basename), or -1. */
 int libnames_match_linux(const char *basename, struct libname_match *match);
 /* Family index of a Windows DLL name (a basename, any case), or -1. */

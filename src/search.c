@@ -132,7 +132,8 @@ static enum loader_visit_result try_loader_folder(const char *folder, enum loade
 			       ? LOADER_STOP
 			       : LOADER_NEXT_FOLDER;
 	}
-	if (!try_once(walk, folder, SEARCH_LOADER, step))
+	/* An empty element is the working folder, for the loader. */
+	if (!try_once(walk, folder && !folder[0] ? "." : folder, SEARCH_LOADER, step))
 		return LOADER_NEXT_FOLDER;
 	switch (loader_folder_files(request->machine, folder, request->name, try_loader_file, walk)) {
 	case LOADER_FOLDER_TAKEN: return LOADER_STOP;

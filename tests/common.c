@@ -28,6 +28,22 @@ const char *test_setting(const char *name)
 	return value;
 }
 
+char *test_shared_check(const char *name)
+{
+	const char *checks = getenv("NVI_SHARED_CHECKS");
+	char *path = NULL;
+	if (!checks || !checks[0] || asprintf(&path, "%s/%s", checks, name) < 0) {
+		printf("skipped: NVI_SHARED_CHECKS is not set, so %s cannot be found\n", name);
+		return NULL;
+	}
+	if (access(path, R_OK) != 0) {
+		printf("skipped: %s is absent (the shared checks sit beside the project's checkout)\n", path);
+		free(path);
+		return NULL;
+	}
+	return path;
+}
+
 char *test_format(const char *format, ...)
 {
 	va_list args;

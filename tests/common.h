@@ -12,6 +12,9 @@
 
 /* A setting the build passes to the tests (NVI_RUNTIME, NVI_PROBE, ...); aborts the test if unset. */
 const char *test_setting(const char *name);
+/* The shared check NAME (NVI_SHARED_CHECKS/NAME) when it is here; NULL when it is not, having said
+   so on stdout: a suite adds the tests that run it only when it is. Usable outside a test. */
+char *test_shared_check(const char *name);
 
 /* A fresh folder under $TMPDIR, removed by test_cleanup(). */
 char *test_tmpdir(void);

@@ -319,11 +319,8 @@ START_TEST(test_shared_loader_semantics_check_with_the_runtime_attached)
 {
 	/* The shared check preloads what it is given: a shim whose constructor dlopens the runtime, so
 	   that the runtime arrives as a late attach, into a process bound to libc's dlopen. */
-	char *script = test_format("%s/loader-semantics.sh", test_setting("NVI_SHARED_CHECKS"));
-	if (access(script, R_OK) != 0) {
-		printf("SKIP: %s is not here\n", script);
-		return;
-	}
+	char *script = test_shared_check("loader-semantics.sh");
+	ck_assert_ptr_nonnull(script);
 	char *shim = test_format("%s/libattach-shim.so.77", test_tmpdir());
 	test_build_library("attach_shim.c", shim, "libattach-shim.so.77", test_format("-DRUNTIME='\"%s\"'", runtime()));
 	const char *env[] = { test_format("LD_PRELOAD=%s", shim), NULL };
@@ -356,7 +353,8 @@ int main(void)
 	tcase_add_test(tc, test_refused_mprotect_skips_that_patch_keeps_the_others_and_says_so);
 	tcase_add_test(tc, test_patching_off_leaves_the_bindings_to_libc);
 	tcase_add_test(tc, test_events_after_attach_are_those_under_preload);
-	tcase_add_test(tc, test_shared_loader_semantics_check_with_the_runtime_attached);
+	if (test_shared_check("loader-semantics.sh"))
+		tcase_add_test(tc, test_shared_loader_semantics_check_with_the_runtime_attached);
 	suite_add_tcase(suite, tc);
 	return test_main(suite);
 }

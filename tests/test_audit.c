@@ -143,6 +143,23 @@ START_TEST(test_ordinary_programs_start_the_same_under_the_audit_front)
 }
 END_TEST
 
+START_TEST(test_loader_semantics_check_under_ld_audit)
+{
+	/* The shared differential check, with the runtime given to LD_AUDIT where the check gives it
+	   to LD_PRELOAD: every line the same as without it. */
+	const char *checks = test_setting("NVI_SHARED_CHECKS");
+	char *script = test_shared_check("loader-semantics.sh");
+	ck_assert_ptr_nonnull(script);
+	char *copy = test_format("%s/loader-semantics-audit.sh", test_tmpdir());
+	char *command = test_format("sed -e 's/LD_PRELOAD=/LD_AUDIT=/' -e 's|here=.*|here=%s|' '%s' > '%s' && bash '%s' '%s'", checks, script,
+				    copy, copy, test_setting("NVI_RUNTIME"));
+	const char *argv[] = { "/bin/sh", "-c", command, NULL };
+	struct test_run run = test_run(argv, no_env, 300);
+	ck_assert_msg(run.status == 0, "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "loader-behaviour lines match"), "%s", run.output);
+}
+END_TEST
+
 START_TEST(test_both_fronts_together_do_what_each_does)
 {
 	/* The program starts (the audit front), and NVRTC's builtins load later (the preload front). */
@@ -259,6 +276,8 @@ int main(void)
 	tcase_add_test(tc, test_audit_events_name_the_requester);
 	tcase_add_test(tc, test_the_loaders_own_answer_is_kept_wherever_it_finds_the_library);
 	tcase_add_test(tc, test_ordinary_programs_start_the_same_under_the_audit_front);
+	if (test_shared_check("loader-semantics.sh"))
+		tcase_add_test(tc, test_loader_semantics_check_under_ld_audit);
 	tcase_add_test(tc, test_both_fronts_together_do_what_each_does);
 	tcase_add_test(tc, test_static_tls_with_the_preload_and_the_auditor_together);
 	tcase_add_test(tc, test_policy_off_and_disable_leave_the_loader_alone);

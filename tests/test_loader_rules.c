@@ -141,6 +141,27 @@ START_TEST(test_bare_name_of_a_library_without_soname_follows_the_callers_rpath)
 }
 END_TEST
 
+START_TEST(test_caller_with_an_empty_search_list_gets_the_runtimes_copy)
+{
+	/* A caller with DF_1_NODEFLIB and neither RPATH nor RUNPATH, in a program without them and no
+	   LD_LIBRARY_PATH: the loader lists it an empty search (dlinfo's size for it is smaller than
+	   Dl_serinfo itself). The loader finds no builtins; the runtime reads that list without harm
+	   and supplies the copy NVINTERPOSE_PATH names. */
+	char *root = test_tmpdir();
+	char *host = test_format("%s/libhost.so", root);
+	test_build_library("host.c", host, "libhost.so", "-Wl,-z,nodefaultlib");
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	const char *plain_env[] = { "LD_LIBRARY_PATH=", NULL };
+	struct test_run plain = test_probe(plain_env, test_format("call %s host_load_plugin", host));
+	ck_assert_msg(test_contains(plain.output, "call host_load_plugin: -1"), "%s", plain.output);
+	/* glibc's malloc checks make a write past the buffer fail at once. */
+	const char *env[] = { "LD_LIBRARY_PATH=", test_format("LD_PRELOAD=%s:libc_malloc_debug.so.0", test_setting("NVI_RUNTIME")),
+			      "GLIBC_TUNABLES=glibc.malloc.check=3", test_format("NVINTERPOSE_PATH=%s", wheel.lib), NULL };
+	struct test_run run = test_probe(env, test_format("call %s host_load_plugin", host));
+	ck_assert_msg(run.status == 0 && test_contains(run.output, "call host_load_plugin: 42"), "status %d: %s", run.status, run.output);
+}
+END_TEST
+
 START_TEST(test_ld_library_path_order_is_kept)
 {
 	char *root = test_tmpdir();
@@ -246,15 +267,16 @@ END_TEST
 
 START_TEST(test_runtime_runpath_is_the_loader_probe_and_it_needs_libc_libdl_libpthread_and_the_loader)
 {
-	/* The RUNPATH is a folder that cannot exist: the loader lists it expanded ($PLATFORM, $LIB) in
-	   the runtime's own search list, and as a RUNPATH it keeps the program's RPATH out of the
-	   runtime's own searches. libdl.so.2 and libpthread.so.0 held dlsym, dlinfo and pthread_once
+	/* The RUNPATH is a folder that cannot exist, which the loader lists expanded ($PLATFORM, $LIB)
+	   in the runtime's own search list, then /proc/self, which exists (so the loader keeps the list
+	   after searching it) and holds no library; as a RUNPATH it keeps the program's RPATH out of
+	   the runtime's own searches. libdl.so.2 and libpthread.so.0 held dlsym, dlinfo and pthread_once
 	   before glibc 2.34: the runtime needs them in its own scope when it is dlopen'ed late, where
 	   RTLD_NEXT and its versioned references look. Nothing else. */
 	const char *argv[] = { "/bin/sh", "-c", test_format("readelf -d '%s' | grep -E 'NEEDED|RPATH|RUNPATH' | sed 's/.*\\[//; s/\\]//' | sort | tr '\\n' ' '", test_setting("NVI_RUNTIME")), NULL };
 	struct test_run run = test_run(argv, no_env, 60);
 	const char *loader = strrchr(test_interpreter(), '/') + 1;
-	ck_assert_str_eq(run.output, test_format("/proc/self/nvinterpose-probe-P/$PLATFORM/nvinterpose-probe-L/$LIB/nvinterpose-probe-E %s libc.so.6 libdl.so.2 libpthread.so.0 ", loader));
+	ck_assert_str_eq(run.output, test_format("/proc/self/nvinterpose-probe-P/$PLATFORM/nvinterpose-probe-L/$LIB/nvinterpose-probe-E:/proc/self %s libc.so.6 libdl.so.2 libpthread.so.0 ", loader));
 }
 END_TEST
 
@@ -268,6 +290,7 @@ int main(void)
 	tcase_add_test(tc, test_executable_rpath_applies_to_a_needed_librarys_bare_name_load);
 	tcase_add_test(tc, test_cache_question_never_searches_the_programs_rpath_for_a_caller_with_runpath);
 	tcase_add_test(tc, test_bare_name_of_a_library_without_soname_follows_the_callers_rpath);
+	tcase_add_test(tc, test_caller_with_an_empty_search_list_gets_the_runtimes_copy);
 	tcase_add_test(tc, test_ld_library_path_order_is_kept);
 	tcase_add_test(tc, test_already_loaded_soname_returns_the_same_handle);
 	tcase_add_test(tc, test_pass_through_names_behave_as_without_the_runtime);

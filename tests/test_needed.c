@@ -5,6 +5,7 @@
 #include "standins.h"
 
 #include <string.h>
+#include <unistd.h>
 
 static const char *const no_env[] = { NULL };
 
@@ -176,7 +177,10 @@ END_TEST
 
 /* The parent's RUNPATH uses $PLATFORM and $LIB; the folder they expand to (as the loader expands
    them: dl_platform, not AT_PLATFORM) holds an nvJitLink (value 5) the loader takes. The runtime
-   must see it too and change nothing, though the wheel sibling holds another copy (value 7). */
+   must see it too and change nothing, though the wheel sibling holds another copy (value 7). With
+   that folder emptied the loader finds none, and the runtime, knowing the tokens, supplies the
+   sibling's. The probe program loads libc only, so the loader searches the runtime's RUNPATH for
+   the runtime's own libdl.so.2 before the runtime starts: the tokens must outlive that search. */
 static void check_token_in_the_parents_runpath_is_expanded_as_the_loader_does(const char *runpath)
 {
 	struct wheels w = make_wheels();
@@ -192,6 +196,11 @@ static void check_token_in_the_parents_runpath_is_expanded_as_the_loader_does(co
 	const char *env[] = { standin_preload(), NULL };
 	struct test_run run = test_probe(env, test_format("call %s cusparse_value", w.cusparse_lib));
 	ck_assert_msg(test_contains(run.output, "call cusparse_value: 1005"), "the loader's own copy: %s", run.output);
+	ck_assert_int_eq(unlink(test_format("%s/libnvJitLink.so.77", expanded)), 0);
+	plain = test_probe(no_env, test_format("call %s cusparse_value", w.cusparse_lib));
+	ck_assert_msg(test_contains(plain.output, "error: libnvJitLink.so.77: cannot open shared object file"), "%s", plain.output);
+	run = test_probe(env, test_format("call %s cusparse_value", w.cusparse_lib));
+	ck_assert_msg(test_contains(run.output, "call cusparse_value: 1007"), "the wheel sibling's: %s", run.output);
 }
 
 START_TEST(test_platform_in_the_parents_runpath_is_the_loaders_dl_platform)
@@ -203,6 +212,115 @@ END_TEST
 START_TEST(test_lib_in_the_parents_runpath_is_the_loaders)
 {
 	check_token_in_the_parents_runpath_is_expanded_as_the_loader_does("by-lib/${LIB}");
+}
+END_TEST
+
+/* The cusparse stand-in again, with the search-path flags given instead of RUNPATH $ORIGIN. */
+static void rebuild_cusparse(const struct wheels *w, const char *path_flags)
+{
+	test_build_library("needer.c", w->cusparse_lib, "libcusparse.so.77",
+			   test_format("-DNEEDER_SYMBOL=cusparse_value -DNEEDED_SYMBOL=nvjitlink_value '%s' %s", w->nvjitlink_lib, path_flags));
+}
+
+/* A program with DT_RPATH a/ (which holds an nvJitLink returning 5) dlopens the cusparse stand-in by
+   path through libhost.so. The program's RPATH serves the DT_NEEDED of a dlopened library that has
+   no RUNPATH: the loader takes a/'s copy, and so must the runtime (not the wheel sibling's). With
+   a RUNPATH of its own (cusparse_path_flags NULL: of an empty folder) the program's RPATH no longer
+   counts: the loader finds nothing, and the runtime supplies the wheel sibling's. */
+static void check_program_with_rpath(const char *cusparse_path_flags, const char *plain_expected, const char *expected)
+{
+	struct wheels w = make_wheels();
+	rebuild_cusparse(&w, cusparse_path_flags ? cusparse_path_flags
+				 : test_format("-Wl,--enable-new-dtags,-rpath,'%s'", test_mkdirs(test_format("%s/empty", w.root))));
+	const char *a = test_mkdirs(test_format("%s/a", w.root));
+	test_build_library("value.c", test_format("%s/libnvJitLink.so.77", a), "libnvJitLink.so.77", "-DVALUE_SYMBOL=nvjitlink_value -DVALUE=5");
+	test_build_library("host.c", test_format("%s/libhost.so", a), "libhost.so",
+			   test_format("-DPLUGIN='\"%s\"' -DPLUGIN_SYMBOL='\"cusparse_value\"'", w.cusparse_lib));
+	char *program = test_format("%s/rpath-main", w.root);
+	char *command = test_format("'%s' -o '%s' '%s/rpath_main.c' -L'%s' -lhost -Wl,--disable-new-dtags,-rpath,'%s'",
+				    test_setting("NVI_CC"), program, test_setting("NVI_FIXTURES"), a, a);
+	const char *build[] = { "/bin/sh", "-c", command, NULL };
+	struct test_run built = test_run(build, no_env, 120);
+	ck_assert_msg(built.status == 0, "%s", built.output);
+	const char *argv[] = { program, NULL };
+	const char *plain_env[] = { "LD_LIBRARY_PATH=", NULL };
+	const char *env[] = { "LD_LIBRARY_PATH=", standin_preload(), NULL };
+	struct test_run plain = test_run(argv, plain_env, 60);
+	ck_assert_msg(test_contains(plain.output, plain_expected), "without the runtime: %s", plain.output);
+	struct test_run run = test_run(argv, env, 60);
+	ck_assert_msg(test_contains(run.output, expected), "with the runtime: %s", run.output);
+}
+
+START_TEST(test_programs_rpath_serves_the_dt_needed_of_a_dlopened_library_without_runpath)
+{
+	check_program_with_rpath("", "plugin: 1005", "plugin: 1005"); /* a/'s copy, left to the loader */
+}
+END_TEST
+
+START_TEST(test_programs_rpath_does_not_serve_a_dlopened_library_with_runpath)
+{
+	check_program_with_rpath(NULL, "plugin: -1", "plugin: 1007"); /* the wheel sibling's */
+}
+END_TEST
+
+START_TEST(test_empty_element_of_the_parents_rpath_is_the_working_folder)
+{
+	/* RPATH "/nonexistent-a::/nonexistent-b": the empty element is the working folder, which holds
+	   an nvJitLink returning 5; the loader takes it, and the runtime must not supply the sibling's. */
+	struct wheels w = make_wheels();
+	rebuild_cusparse(&w, "-Wl,--disable-new-dtags,-rpath,/nonexistent-a::/nonexistent-b");
+	const char *work = test_mkdirs(test_format("%s/work", w.root));
+	test_build_library("value.c", test_format("%s/libnvJitLink.so.77", work), "libnvJitLink.so.77", "-DVALUE_SYMBOL=nvjitlink_value -DVALUE=5");
+	const char *plain_env[] = { "LD_LIBRARY_PATH=", NULL };
+	struct test_run plain = test_probe(plain_env, test_format("cd %s call %s cusparse_value", work, w.cusparse_lib));
+	ck_assert_msg(test_contains(plain.output, "call cusparse_value: 1005"), "%s", plain.output);
+	const char *env[] = { "LD_LIBRARY_PATH=", standin_preload(), NULL };
+	struct test_run run = test_probe(env, test_format("cd %s call %s cusparse_value maps libnvJitLink", work, w.cusparse_lib));
+	ck_assert_msg(test_contains(run.output, "call cusparse_value: 1005"), "the loader's copy: %s", run.output);
+}
+END_TEST
+
+START_TEST(test_dt_needed_candidate_must_have_the_name_as_its_soname)
+{
+	/* A copy of nvJitLink without DT_SONAME lies beside cusparse (no RUNPATH: the loader does not
+	   look there). Loaded first, it would not answer for the name libnvJitLink.so.77 (the loader
+	   matches a loaded object's SONAME): the runtime must pass over it to the wheel sibling's. */
+	struct wheels w = make_wheels();
+	rebuild_cusparse(&w, "");
+	test_build_library("value.c", test_format("%s/libnvJitLink.so.77", w.cusparse), "", "-DVALUE_SYMBOL=nvjitlink_value -DVALUE=3");
+	const char *env[] = { standin_preload(), NULL };
+	struct test_run run = test_probe(env, test_format("call %s cusparse_value", w.cusparse_lib));
+	ck_assert_msg(test_contains(run.output, "call cusparse_value: 1007"), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_copy_in_an_hwcaps_subfolder_the_runtime_cannot_rank_is_left_to_the_loader_and_said)
+{
+	/* The only nvJitLink in cusparse's RUNPATH folder lies in glibc-hwcaps/model-none, which no
+	   glibc searches, but the runtime cannot ask which ones this loader searches: it may be the
+	   loader's. The runtime leaves the name to the loader (which fails) and says so at debug. */
+	struct wheels w = make_wheels();
+	const char *hwcaps = test_mkdirs(test_format("%s/glibc-hwcaps/model-none", w.cusparse));
+	test_build_library("value.c", test_format("%s/libnvJitLink.so.77", hwcaps), "libnvJitLink.so.77", "-DVALUE_SYMBOL=nvjitlink_value -DVALUE=3");
+	const char *env[] = { standin_preload(), "NVINTERPOSE_LOG=debug", NULL };
+	struct test_run run = test_probe(env, test_format("open %s", w.cusparse_lib));
+	ck_assert_msg(test_contains(run.output, "error: libnvJitLink.so.77: cannot open shared object file"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("libnvJitLink.so.77 for %s: unknown whether the loader finds it", w.cusparse_lib)),
+		      "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_legacy_subfolders_without_the_name_leave_the_search_known)
+{
+	/* cusparse's RUNPATH folder has the legacy hwcap subfolders tls/ and x86_64/tls/, empty: they
+	   cannot give the loader an nvJitLink, so the runtime still knows the loader finds none and
+	   supplies the wheel sibling's. */
+	struct wheels w = make_wheels();
+	test_mkdirs(test_format("%s/tls", w.cusparse));
+	test_mkdirs(test_format("%s/x86_64/tls", w.cusparse));
+	const char *env[] = { standin_preload(), NULL };
+	struct test_run run = test_probe(env, test_format("call %s cusparse_value", w.cusparse_lib));
+	ck_assert_msg(test_contains(run.output, "call cusparse_value: 1007"), "%s", run.output);
 }
 END_TEST
 
@@ -257,6 +375,12 @@ int main(void)
 	tcase_add_test(tc, test_dt_needed_of_a_dlopened_library_never_sees_the_callers_rpath);
 	tcase_add_test(tc, test_platform_in_the_parents_runpath_is_the_loaders_dl_platform);
 	tcase_add_test(tc, test_lib_in_the_parents_runpath_is_the_loaders);
+	tcase_add_test(tc, test_programs_rpath_serves_the_dt_needed_of_a_dlopened_library_without_runpath);
+	tcase_add_test(tc, test_programs_rpath_does_not_serve_a_dlopened_library_with_runpath);
+	tcase_add_test(tc, test_empty_element_of_the_parents_rpath_is_the_working_folder);
+	tcase_add_test(tc, test_dt_needed_candidate_must_have_the_name_as_its_soname);
+	tcase_add_test(tc, test_copy_in_an_hwcaps_subfolder_the_runtime_cannot_rank_is_left_to_the_loader_and_said);
+	tcase_add_test(tc, test_legacy_subfolders_without_the_name_leave_the_search_known);
 	tcase_add_test(tc, test_rtld_now_binds_what_the_runtime_supplies);
 	tcase_add_test(tc, test_deepbind_load_is_left_alone);
 	tcase_add_test(tc, test_policy_off_leaves_dt_needed_alone);

@@ -58,8 +58,8 @@ static const char *own_loader(void)
 	return interpreter;
 }
 
-/* Every library the real loader lists for file under env ("name => path", "name => not found" and
-   the interpreter's own line) appears in the inspector's JSON for it with the same file. The loader
+/* Every library the real loader lists for file under env ("name => path", "name => not found",
+   "name" alone for a file found by its name, relative, and the interpreter's own line) appears in the inspector's JSON for it with the same file. The loader
    is run as ldd runs it (LD_TRACE_LOADED_OBJECTS=1): `ld.so --list` gives up, printing nothing, at
    a missing dependency of a dependency. */
 static void assert_loader_agrees(const char *file, const char *const *env, const char *json)
@@ -87,6 +87,10 @@ static void assert_loader_agrees(const char *file, const char *const *env, const
 		} else if (line[0] == '/' && strstr(line, " (0x")) {
 			*strstr(line, " (0x") = '\0';
 			expected = test_format("\"path\":\"%s\"", line);
+		} else if (strstr(line, " (0x") && strncmp(line, "linux-vdso.so.", 14) != 0) {
+			/* Found under the name itself: through an empty element, relative. */
+			*strstr(line, " (0x") = '\0';
+			expected = test_format("{\"name\":\"%s\",\"path\":\"%s\"", line, line);
 		}
 		if (!expected)
 			continue;
@@ -160,6 +164,31 @@ START_TEST(test_runpath_comes_after_ld_library_path)
 	run = inspect(plain, "--json '%s'", t.file);
 	ck_assert_msg(test_contains(run.output, test_format("{\"name\":\"libleaf.so.1\",\"path\":\"%s\",\"how\":\"runpath\"", t.in_a)), "%s", run.output);
 	assert_loader_agrees(t.file, plain, run.output);
+}
+END_TEST
+
+START_TEST(test_empty_element_is_the_working_folder_and_its_files_keep_relative_names)
+{
+	/* RUNPATH "/nonexistent-a::ROOT/b" (and LD_LIBRARY_PATH ":" alike): the empty element is the
+	   working folder, searched before b/; the loader names what it finds there by the name alone,
+	   relative. */
+	char *root = test_tmpdir();
+	char *work = test_format("%s/work", root);
+	leaf_in(work, 1);
+	leaf_in(test_format("%s/b", root), 2);
+	char *file = test_format("%s/root.so", root);
+	test_build_library("needer.c", file, "libroot.so",
+			   test_format("'%s/b/libleaf.so.1' -Wl,--enable-new-dtags,-rpath,/nonexistent-a::%s/b", root, root));
+	ck_assert_int_eq(chdir(work), 0);
+	const char *env[] = { "LD_LIBRARY_PATH=", "LD_PRELOAD=", NULL };
+	struct test_run run = inspect(env, "--json '%s'", file);
+	ck_assert_msg(run.status == 0, "%d: %s", run.status, run.output);
+	ck_assert_msg(test_contains(run.output, "{\"name\":\"libleaf.so.1\",\"path\":\"libleaf.so.1\",\"how\":\"runpath\""), "%s", run.output);
+	assert_loader_agrees(file, env, run.output);
+	const char *library_path[] = { "LD_LIBRARY_PATH=:/nonexistent-c", "LD_PRELOAD=", NULL };
+	run = inspect(library_path, "--json '%s'", file);
+	ck_assert_msg(test_contains(run.output, "{\"name\":\"libleaf.so.1\",\"path\":\"libleaf.so.1\",\"how\":\"ld_library_path\""), "%s", run.output);
+	assert_loader_agrees(file, library_path, run.output);
 }
 END_TEST
 
@@ -1463,6 +1492,7 @@ int main(void)
 	tcase_set_timeout(tc, 600);
 	tcase_add_test(tc, test_rpath_comes_before_ld_library_path);
 	tcase_add_test(tc, test_runpath_comes_after_ld_library_path);
+	tcase_add_test(tc, test_empty_element_is_the_working_folder_and_its_files_keep_relative_names);
 	tcase_add_test(tc, test_rpath_of_the_loaders_serves_an_object_without_runpath);
 	tcase_add_test(tc, test_runpath_of_the_asker_stops_the_rpath_chain);
 	tcase_add_test(tc, test_origin_is_the_folder_of_the_path_as_given);

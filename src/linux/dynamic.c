@@ -141,6 +141,14 @@ bool dynamic_has_nodeflib(const ElfW(Dyn) *dynamic)
 	return false;
 }
 
+bool dynamic_has_runpath(const ElfW(Dyn) *dynamic)
+{
+	for (size_t i = 0; dynamic && i < DYNAMIC_MAX_ENTRIES && dynamic[i].d_tag != DT_NULL; i++)
+		if (dynamic[i].d_tag == DT_RUNPATH)
+			return true;
+	return false;
+}
+
 /* The header of the running process's own objects: what a candidate must agree with. */
 static const ElfW(Ehdr) *own_header(void)
 {

@@ -25,6 +25,8 @@ bool dynamic_strtab_relocated(ElfW(Addr) base, bool dynamic_writable);
 
 /* DF_1_NODEFLIB of a loaded object, from its dynamic array (a link map's l_ld). */
 bool dynamic_has_nodeflib(const ElfW(Dyn) *dynamic);
+/* Whether a loaded object has a DT_RUNPATH (its DT_RPATH then counts for nobody). */
+bool dynamic_has_runpath(const ElfW(Dyn) *dynamic);
 
 #define DYNAMIC_MAX_NEEDED 256
 #define DYNAMIC_MAX_PHDRS 64 /* real libraries have about a dozen */

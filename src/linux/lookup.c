@@ -68,13 +68,16 @@ static struct listed *read_listed(struct link_map *object)
 	struct listed *listed = calloc(1, sizeof(*listed));
 	if (!listed || dlinfo(object, RTLD_DI_SERINFOSIZE, &size) != 0)
 		goto fail;
-	Dl_serinfo *info = malloc(size.dls_size);
+	/* An empty list (an object with NODEFLIB and no list of its own, no LD_LIBRARY_PATH) has a
+	   size smaller than Dl_serinfo itself, which declares one entry. */
+	Dl_serinfo *info = malloc(size.dls_size > sizeof(Dl_serinfo) ? size.dls_size : sizeof(Dl_serinfo));
 	const char **dirs = calloc(size.dls_cnt ? size.dls_cnt : 1, sizeof(*dirs));
 	listed->info = info;
 	listed->list.dirs = dirs;
 	if (!info || !dirs)
 		goto fail;
-	*info = size;
+	info->dls_size = size.dls_size;
+	info->dls_cnt = size.dls_cnt;
 	if (dlinfo(object, RTLD_DI_SERINFO, info) != 0)
 		goto fail;
 	for (unsigned i = 0; i < info->dls_cnt && i < size.dls_cnt; i++)
@@ -86,7 +89,7 @@ fail:
 }
 
 /* The loader's facts this process can learn: $PLATFORM and $LIB from the runtime's own search list
-   (its RUNPATH is LOADER_PROBE_PATH, which the loader lists expanded), and whether this glibc may
+   (its RUNPATH starts with LOADER_PROBE_PATH, which the loader lists expanded), and whether this glibc may
    search legacy hwcap subfolders (before 2.37, as the running libc's version says). */
 static struct loader_machine machine;
 static pthread_once_t machine_once = PTHREAD_ONCE_INIT;
@@ -146,13 +149,32 @@ struct link_map *lookup_object_at(const void *address)
 	return _r_debug.r_map;
 }
 
+/* Where the runtime cannot tell whether the loader finds a name, it leaves it to the loader; at
+   debug level it says so, since a failure that follows is then not the runtime's choice. */
+static void report_unknown(const char *name, const char *asker, const char *why)
+{
+	log_message(LOG_DEBUG, "%s for %s: unknown whether the loader finds it (%s); left to the loader", name, asker, why);
+}
+
 /* What one walk of the candidates found. */
 struct finding {
 	bool loader_finds;
 	char loader_path[PATH_MAX]; /* the loader's first hit, when loader_finds */
 	enum search_step step;
 	char candidate[PATH_MAX];   /* the runtime's first, or "" */
+	/* For a DT_NEEDED name: the SONAME a candidate of the runtime's must have. The loader takes
+	   a loaded object for a DT_NEEDED name by its SONAME (or a name it was loaded under, which for
+	   the runtime's loads is a path): a copy without it would be loaded for nothing. */
+	const char *soname;
 };
+
+static bool has_soname(const char *path, const char *soname)
+{
+	struct dynamic_file *file = malloc(sizeof(*file));
+	bool same = file && dynamic_read_file(path, file) == 0 && file->soname && strcmp(file->soname, soname) == 0;
+	free(file);
+	return same;
+}
 
 static bool consider_candidate(const char *path, enum search_step step, enum loader_step loader_step, void *arg)
 {
@@ -166,6 +188,11 @@ static bool consider_candidate(const char *path, enum search_step step, enum loa
 	if (!dynamic_file_is_loadable(path)) {
 		if (step != SEARCH_LOADER)
 			log_message(LOG_INFO, "%s is not a shared object this process can load; skipped", path);
+		return false;
+	}
+	if (step != SEARCH_LOADER && finding->soname && !has_soname(path, finding->soname)) {
+		log_message(LOG_INFO, "%s does not have the SONAME %s, so the loader would not take it for that name; skipped", path,
+			    finding->soname);
 		return false;
 	}
 	if (step == SEARCH_LOADER) {
@@ -209,11 +236,17 @@ static bool find_nothing(const char *path, enum search_step step, enum loader_st
 	return consider_candidate(path, step, loader_step, &looked->finding);
 }
 
+/* An element of the runtime's own RUNPATH: the probe, or the folder that keeps it listed. */
+static bool runtime_runpath_element(const char *folder)
+{
+	struct loader_machine probe;
+	return strcmp(folder, LOADER_PROBE_KEEPER) == 0 || loader_machine_from_element(folder, &probe);
+}
+
 static void add_looked(const char *folder, enum search_step step, enum loader_step loader_step, void *arg)
 {
 	struct looked *looked = arg;
-	struct loader_machine probe;
-	if (folder && loader_machine_from_element(folder, &probe))
+	if (folder && runtime_runpath_element(folder))
 		return; /* the runtime's own RUNPATH, which only tells it the machine */
 	char *copy = folder ? strdup(folder) : NULL;
 	if (looked->count == LOOKED_MAX || (folder && !copy)) {
@@ -301,20 +334,22 @@ static bool same_file(const char *a, const char *b)
 	return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
 }
 
-/* The copy of name in folder or its wheel siblings, when there is a loadable one. */
-static bool find_in_family_tree(const char *name, const char *folder, struct finding *own)
+/* The copy of name in folder or its wheel siblings, when there is a loadable one (with the SONAME
+   name, for a DT_NEEDED). */
+static bool find_in_family_tree(const char *name, const char *folder, bool needed, struct finding *own)
 {
 	struct search_request request = { .name = name, .caller_folder = folder, .caller_folder_only = true };
 	memset(own, 0, sizeof(*own));
+	own->soname = needed ? name : NULL;
 	search_candidates(&request, consider_candidate, own);
 	return own->candidate[0] != '\0';
 }
 
 /* Under coherent, the copy from the asker's folder (or its wheel siblings) is preferred to the one
    the loader would pick, unless they are the same file. */
-static bool coherent_choice(const char *name, const char *asker_folder, const struct finding *loader, struct finding *own)
+static bool coherent_choice(const char *name, const char *asker_folder, bool needed, const struct finding *loader, struct finding *own)
 {
-	return is_coherent() && asker_folder && find_in_family_tree(name, asker_folder, own) &&
+	return is_coherent() && asker_folder && find_in_family_tree(name, asker_folder, needed, own) &&
 	       !(loader->loader_finds && same_file(loader->loader_path, own->candidate));
 }
 
@@ -357,7 +392,7 @@ void lookup_report_mixed_origin(const char *name, const char *asker, const void 
 		return;
 	int family = libnames_match_linux(name, NULL);
 	struct finding *own = malloc(sizeof(*own));
-	if (own && find_in_family_tree(name, folder, own) && !same_file(own->candidate, loaded)) {
+	if (own && find_in_family_tree(name, folder, false, own) && !same_file(own->candidate, loaded)) {
 		log_message(LOG_WARN, "mixed origins: %s is already loaded from %s; %s would take %s", name, loaded, asker,
 			    own->candidate);
 		log_event(&(struct log_event){ .event = "mixed-origin", .name = name, .path = loaded, .own = own->candidate,
@@ -447,13 +482,16 @@ static bool plan_bare_name(const char *name, int family, struct link_map *caller
 	char cached[PATH_MAX];
 	request.cache_entry = in_loader && cache_entry_of(name, cached, sizeof(cached)) ? cached : NULL;
 	search_candidates(&request, consider_candidate, finding);
-	if (caller_is_nvidia && coherent_choice(name, caller_folder, finding, own)) {
+	if (caller_is_nvidia && coherent_choice(name, caller_folder, false, finding, own)) {
 		/* First loaded wins, even when it arrived a moment ago (another thread): the loader's.
 		   Inside the loader, the name is not loaded: the loader asks only then. */
 		planned = (in_loader || !lookup_loaded_by_name(name)) && add_load(plan, name, family, own, true, false);
 		goto out;
 	}
 	plan->missed = !finding->loader_finds && !finding->candidate[0];
+	if (finding->loader_finds && !finding->loader_path[0])
+		report_unknown(name, caller->l_name && caller->l_name[0] ? caller->l_name : "(main program)",
+			       "a copy in an hwcap subfolder the runtime cannot rank");
 	if (finding->loader_finds || !finding->candidate[0])
 		goto out;
 	/* The loader's own remaining steps come first: ld.so.cache and the glibc-hwcaps folders. A
@@ -503,7 +541,7 @@ out:
 
 struct needs {
 	struct lookup_plan *plan;
-	const struct loader_list *process_listed; /* the program's RPATH, LD_LIBRARY_PATH, the system folders */
+	const struct loader_process *process; /* the program's RPATH, LD_LIBRARY_PATH, the system folders */
 	size_t visited_count;
 	char visited[LOOKUP_MAX_LOADS][NAME_MAX + 1];
 };
@@ -606,12 +644,11 @@ static void plan_need(struct parent *parent, const char *name, struct needs *nee
 	if (!work)
 		return;
 	struct finding *finding = &work->finding;
-	struct loader_process process = { .listed = needs->process_listed };
 	struct search_request request = {
 		.name = name,
 		.lookup = LOADER_NEEDED_OF_DLOPENED,
 		.asker = &parent->model,
-		.process = &process,
+		.process = needs->process,
 		.machine = this_machine(),
 		.caller_folder = parent->folder,
 	};
@@ -619,6 +656,7 @@ static void plan_need(struct parent *parent, const char *name, struct needs *nee
 		request.loader_only = true;
 		request.caller_folder = NULL;
 	}
+	finding->soname = name;
 	search_candidates(&request, consider_candidate, finding);
 	if (!finding->loader_finds && (driver || !finding->candidate[0])) {
 		/* Nobody finds it where the runtime can look: the loader's own answer (its cache) decides. */
@@ -628,7 +666,9 @@ static void plan_need(struct parent *parent, const char *name, struct needs *nee
 	}
 	if (driver)
 		goto out;
-	bool coherent = coherent_choice(name, parent->folder, finding, &work->own);
+	if (finding->loader_finds && !finding->loader_path[0])
+		report_unknown(name, parent->path, "a copy in an hwcap subfolder the runtime cannot rank");
+	bool coherent = coherent_choice(name, parent->folder, true, finding, &work->own);
 	if (coherent) {
 		if (lookup_loaded_by_name(name)) /* first loaded wins, even when it arrived a moment ago */
 			goto out;
@@ -670,24 +710,106 @@ static bool needs_an_nvidia_library(const struct dynamic_file *file)
 	return false;
 }
 
+static void report_needs_unknown(const char *path, const struct dynamic_file *file, const char *why)
+{
+	for (size_t i = 0; i < file->needed_count; i++) {
+		int family = libnames_match_linux(file->needed[i], NULL);
+		if (family >= 0 && !libnames_is_driver(family))
+			report_unknown(file->needed[i], path, why);
+	}
+}
+
+/* The process's lists, for the DT_NEEDED of an object that dlopen maps (it has no loader): the
+   program's RPATH (unless the program has a RUNPATH), LD_LIBRARY_PATH, the system folders. The
+   loader lists them only inside an object's whole search (dlinfo RTLD_DI_SERINFO, no mark between
+   the parts), so they are read off two such lists: the runtime's own (LD_LIBRARY_PATH, then its
+   RUNPATH: the probe element, which marks where LD_LIBRARY_PATH ends, and LOADER_PROBE_KEEPER;
+   then the system folders) and
+   the program's (its RPATH, LD_LIBRARY_PATH, its RUNPATH, the system folders unless it has
+   NODEFLIB). The program's RPATH is what the second holds before the first's parts. */
+struct process_lists {
+	struct listed *own, *program;
+	struct loader_object program_model;
+	struct loader_process process;
+};
+
+static bool same_dirs(const struct loader_list *list, size_t at, const char *const *dirs, size_t count)
+{
+	for (size_t i = 0; i < count; i++)
+		if (at + i >= list->count || strcmp(list->dirs[at + i], dirs[i]) != 0)
+			return false;
+	return true;
+}
+
+static bool read_process_lists(struct process_lists *lists)
+{
+	struct link_map *program = _r_debug.r_map;
+	lists->own = read_listed(lookup_object_at((const void *)read_process_lists));
+	lists->program = program ? read_listed(program) : NULL;
+	if (!lists->own || !lists->program)
+		return false;
+	const struct loader_list *own = &lists->own->list;
+	struct loader_machine scratch = { 0 };
+	size_t probe = 0;
+	while (probe < own->count && !loader_machine_from_element(own->dirs[probe], &scratch))
+		probe++;
+	if (probe == own->count)
+		return false;
+	size_t first_default = probe + 1;
+	if (first_default < own->count && strcmp(own->dirs[first_default], LOADER_PROBE_KEEPER) == 0)
+		first_default++;
+	lists->process = (struct loader_process){
+		.program = &lists->program_model,
+		.library_path = { own->dirs, probe },
+		.default_dirs = { own->dirs + first_default, own->count - first_default },
+	};
+	lists->program_model = (struct loader_object){ .has_runpath = dynamic_has_runpath(program->l_ld) };
+	if (lists->program_model.has_runpath)
+		return true;
+	const struct loader_list *listed = &lists->program->list;
+	size_t end = listed->count;
+	const struct loader_list *defaults = &lists->process.default_dirs, *library_path = &lists->process.library_path;
+	if (!dynamic_has_nodeflib(program->l_ld)) {
+		if (end < defaults->count || !same_dirs(listed, end - defaults->count, defaults->dirs, defaults->count))
+			return false;
+		end -= defaults->count;
+	}
+	if (end < library_path->count || !same_dirs(listed, end - library_path->count, library_path->dirs, library_path->count))
+		return false;
+	end -= library_path->count;
+	lists->program_model.rpath = (struct loader_list){ listed->dirs, end };
+	return true;
+}
+
 bool lookup_needed(const char *path, const struct dynamic_file *file, struct lookup_plan *plan)
 {
 	struct needs *needs = NULL;
-	struct listed *process = NULL;
+	struct process_lists *lists = NULL;
 	char folder[PATH_MAX];
 	struct parent parent = { .path = path, .folder = folder, .file = file };
 	plan->count = 0;
-	/* The process's lists as the loader gives them for the runtime's own object, which has neither
-	   RPATH nor RUNPATH: the program's RPATH, LD_LIBRARY_PATH, the system folders. */
-	if (!needs_an_nvidia_library(file) || !dst_origin_of(path, folder, sizeof(folder)) || !model_parent(&parent) ||
-	    !(needs = calloc(1, sizeof(*needs))) || !(process = read_listed(lookup_object_at((const void *)lookup_needed))))
+	if (!needs_an_nvidia_library(file) || !dst_origin_of(path, folder, sizeof(folder)))
 		goto out;
+	if (!model_parent(&parent)) {
+		report_needs_unknown(path, file, "its RPATH or RUNPATH uses $LIB or $PLATFORM, which the loader did not tell");
+		goto out;
+	}
+	if (!(lists = calloc(1, sizeof(*lists))) || !(needs = calloc(1, sizeof(*needs))))
+		goto out;
+	if (!read_process_lists(lists)) {
+		report_needs_unknown(path, file, "the loader's lists of this process could not be read");
+		goto out;
+	}
 	needs->plan = plan;
-	needs->process_listed = &process->list;
+	needs->process = &lists->process;
 	plan_needs_of(&parent, needs, 0);
 out:
 	free_parent(&parent);
 	free(needs);
-	free_listed(process);
+	if (lists) {
+		free_listed(lists->own);
+		free_listed(lists->program);
+		free(lists);
+	}
 	return plan->count > 0;
 }

@@ -6,9 +6,11 @@
 
 #if defined(__x86_64__)
 
-/* HOOK(name, route, real): name(a, b, c) -> route(a, b, c, return address, &handle):
-   ROUTE_HANDLED returns handle, ROUTE_PASS jumps to real(a, b, c). */
-.macro HOOK name, route, real, args
+/* HOOK(name, route, real, args, glance): name(a, b, c) -> route(a, b, c, return address, &handle):
+   ROUTE_HANDLED returns handle, ROUTE_PASS jumps to real(a, b, c). With a glance, glance(a) is
+   asked first, and false jumps to real(a, b, c) at once: a call it turns away never pays for the
+   route's frame. */
+.macro HOOK name, route, real, args, glance
 	.text
 	.globl \name
 	.type \name, @function
@@ -29,6 +31,13 @@ preload_hook_\name:
 	.cfi_adjust_cfa_offset 8
 	sub $16, %rsp                 /* the handle slot; keeps the stack 16-byte aligned */
 	.cfi_adjust_cfa_offset 16
+	.ifnb \glance
+	call \glance                  /* %rdi is still a */
+	test %al, %al                 /* bool: only the low byte is defined */
+	jz 1f
+	mov 24(%rsp), %rsi
+	mov 32(%rsp), %rdi
+	.endif
 	.if \args == 2
 	mov 40(%rsp), %rdx            /* the caller's return address */
 	mov %rsp, %rcx
@@ -54,7 +63,7 @@ preload_hook_\name:
 	.size \name, .-\name
 .endm
 
-HOOK dlopen, route_dlopen, real_dlopen, 2
+HOOK dlopen, route_dlopen, real_dlopen, 2, route_dlopen_glance
 HOOK dlmopen, route_dlmopen, real_dlmopen, 3
 
 .section .note.GNU-stack, "", @progbits
@@ -76,12 +85,13 @@ HOOK dlmopen, route_dlmopen, real_dlmopen, 3
 
 #elif defined(__aarch64__)
 
-/* HOOK(name, route, real): name(a, b, c) -> route(a, b, c, return address, &handle). The caller's
+/* HOOK(name, route, real, args, glance): name(a, b, c) -> route(a, b, c, return address, &handle),
+   glance(a) asked first where there is one, as on x86-64. The caller's
    x0-x2 and the frame record (x29, x30) are saved; on a decline they are restored, so LR is the
    caller's return address again, and the stub branches to the real function through x16. The
    return address is never signed (PAC: nothing to authenticate, nothing changed), and x16 is a
    register through which `br` may enter a `bti c` landing pad, as libc's functions have under BTI. */
-.macro HOOK name, route, real, args
+.macro HOOK name, route, real, args, glance
 	.text
 	.globl \name
 	.type \name, %function
@@ -99,6 +109,12 @@ preload_hook_\name:
 	mov x29, sp
 	stp x0, x1, [sp, #16]
 	str x2, [sp, #32]
+	.ifnb \glance
+	bl \glance                    /* x0 is still a */
+	tst w0, #0xff                 /* bool: only the low byte is defined */
+	b.eq 1f
+	ldp x0, x1, [sp, #16]
+	.endif
 	.if \args == 2
 	mov x2, x30                   /* the caller's return address */
 	add x3, sp, #40
@@ -130,8 +146,8 @@ preload_hook_\name:
 	.size \name, .-\name
 .endm
 
-HOOK dlopen, preload_route_dlopen, preload_real_dlopen, 2
-HOOK dlmopen, preload_route_dlmopen, preload_real_dlmopen, 3
+HOOK dlopen, route_dlopen, real_dlopen, 2, route_dlopen_glance
+HOOK dlmopen, route_dlmopen, real_dlmopen, 3
 
 .section .note.GNU-stack, "", %progbits
 

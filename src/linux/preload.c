@@ -274,24 +274,29 @@ static __attribute__((noinline)) enum route_action route_candidate(const char *f
 	return action;
 }
 
-enum route_action route_dlopen(const char *file, int mode, const void *caller, void **handle)
+/* The first look, which every dlopen pays (the stub asks it alone): the basename, and whether the
+   table may hold it (a glance at two characters turns away nearly every name a process loads,
+   having changed nothing, errno included). The family is matched later, only for a name the index
+   does not know. */
+bool route_dlopen_glance(const char *file)
 {
-	if (!real_dlopen)
+	if (__builtin_expect(!real_dlopen, 0))
 		real_resolve(); /* a dlopen from a constructor that ran before the runtime's */
 	if (!file || busy || deferring)
-		return ROUTE_PASS;
-	/* The first look: the basename, and whether the table may hold it (a glance at two characters
-	   turns away nearly every name a process loads, having changed nothing, errno included). The
-	   family is matched later, only for a name the index does not know. */
+		return false;
 	const char *slash = strrchr(file, '/');
-	if (!libnames_may_match_linux(slash ? slash + 1 : file))
-		return ROUTE_PASS;
+	return libnames_may_match_linux(slash ? slash + 1 : file);
+}
+
+/* A name the glance let through. The hottest path: this thread's last answer asked for again (a
+   success keeps errno). */
+enum route_action route_dlopen(const char *file, int mode, const void *caller, void **handle)
+{
 	int saved_errno = errno;
-	/* The hottest path: this thread's last answer asked for again (a success keeps errno). */
 	const struct loaded_object *last = last_answer(file);
 	if (last && answer_loaded(file, last, thread_state.last_by_path, mode, caller, handle))
 		return ROUTE_HANDLED;
-	return route_candidate(file, slash, mode, caller, handle, saved_errno);
+	return route_candidate(file, strrchr(file, '/'), mode, caller, handle, saved_errno);
 }
 
 enum route_action route_dlmopen(Lmid_t namespace, const char *file, int mode, const void *caller, void **handle)

@@ -151,7 +151,7 @@ size_t loader_machine_legacy_names(const struct loader_machine *machine, const c
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
 		if (count < capacity)
 			names[count++] = fixed[i];
-	if (machine->platform_known && machine->platform[0] && count < capacity)
+	if (machine && machine->platform_known && machine->platform[0] && count < capacity)
 		names[count++] = machine->platform;
 	return count;
 }

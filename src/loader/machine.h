@@ -7,7 +7,7 @@
        LOADER_PROBE_PATH with LD_DEBUG=libs, whose "search path=" line expands the tokens and lists
        the subfolders, on every glibc from 2.17;
      - the runtime, inside a host process, reads the same element from its own search list (the
-       library carries LOADER_PROBE_PATH as its RUNPATH, which dlinfo RTLD_DI_SERINFO lists expanded):
+       library carries LOADER_PROBE_PATH in its RUNPATH, which dlinfo RTLD_DI_SERINFO lists expanded):
        it learns $PLATFORM and $LIB, not the subfolders. */
 #pragma once
 
@@ -17,6 +17,13 @@
 /* A folder that cannot exist (nothing can be created under /proc/self), with marks that find the
    tokens' values in its expansion. */
 #define LOADER_PROBE_PATH "/proc/self/nvinterpose-probe-P/$PLATFORM/nvinterpose-probe-L/$LIB/nvinterpose-probe-E"
+
+/* The folder the runtime's RUNPATH names after LOADER_PROBE_PATH: one that always exists and can
+   never hold a library. The loader forgets a whole RUNPATH none of whose folders exists the first
+   time it searches it (glibc's open_path), and it searches the runtime's for the runtime's own
+   DT_NEEDED (libdl.so.2, libpthread.so.0, which programs no longer load since glibc 2.34): without
+   this folder the probe element would be gone from the runtime's list before it starts. */
+#define LOADER_PROBE_KEEPER "/proc/self"
 
 #define LOADER_MAX_SUBDIRS 64
 #define LOADER_FACT_MAX 256
@@ -46,6 +53,7 @@ bool loader_machine_from_element(const char *element, struct loader_machine *mac
    preference, as they appear among the subdirs: up to capacity in names; returns how many. */
 size_t loader_machine_hwcaps(const struct loader_machine *machine, const char **names, size_t capacity);
 
-/* Without the subdirs: the names a legacy hwcap subfolder directly under a searched folder may
-   have on this architecture ("tls", the platform, the hwcap names): up to capacity; how many. */
+/* Without the subdirs: the names a legacy hwcap subfolder under a searched folder is made of on
+   this architecture ("tls", the platform, the hwcap names; machine NULL: its platform unknown), up
+   to capacity; how many. */
 size_t loader_machine_legacy_names(const struct loader_machine *machine, const char **names, size_t capacity);

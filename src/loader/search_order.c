@@ -58,15 +58,12 @@ bool loader_search_order(enum loader_lookup lookup, const struct loader_object *
 				return true;
 			did_program |= o == program;
 		}
-		if (!process->listed && !did_program && program && !program->has_runpath &&
+		if (!did_program && program && !program->has_runpath &&
 		    search_list(&program->rpath, LOADER_RPATH, visit, arg))
 			return true;
 	}
-	/* The program's RPATH, LD_LIBRARY_PATH and the system folders as the loader listed them. */
-	if (process->listed && search_list(process->listed, LOADER_LISTED, visit, arg))
-		return true;
 	/* 2. LD_LIBRARY_PATH. */
-	if (!process->listed && search_list(&process->library_path, LOADER_LD_LIBRARY_PATH, visit, arg))
+	if (search_list(&process->library_path, LOADER_LD_LIBRARY_PATH, visit, arg))
 		return true;
 	/* 3. The asker's DT_RUNPATH (never its loaders'). */
 	if (search_list(&asker->runpath, LOADER_RUNPATH, visit, arg))
@@ -75,25 +72,21 @@ bool loader_search_order(enum loader_lookup lookup, const struct loader_object *
 	if (visit(NULL, LOADER_CACHE, arg) == LOADER_STOP)
 		return true;
 	/* 5. The system folders, unless the asker has DF_1_NODEFLIB. */
-	return !process->listed && !asker->nodeflib && search_list(&process->default_dirs, LOADER_DEFAULT, visit, arg);
+	return !asker->nodeflib && search_list(&process->default_dirs, LOADER_DEFAULT, visit, arg);
 }
 
-/* folder/subdir/name (subdir "" for none) into path; false when it does not fit. */
+/* folder/subdir/name (subdir "" for none) into path, as open_path writes it: an empty folder (an
+   empty element: the working folder) adds nothing, and the name stays relative. False when it does
+   not fit. */
 static bool join(char *path, size_t size, const char *folder, const char *subdir, const char *name)
 {
 	size_t length = strlen(folder);
 	while (length > 1 && folder[length - 1] == '/')
 		length--;
-	int n = subdir[0] ? snprintf(path, size, "%.*s/%s/%s", (int)length, folder, subdir, name)
-			  : snprintf(path, size, "%.*s/%s", (int)length, folder, name);
+	const char *slash = length ? "/" : "";
+	int n = subdir[0] ? snprintf(path, size, "%.*s%s%s/%s", (int)length, folder, slash, subdir, name)
+			  : snprintf(path, size, "%.*s%s%s", (int)length, folder, slash, name);
 	return n > 0 && (size_t)n < size;
-}
-
-static bool visit_if_file(const char *folder, const char *subdir, const char *name,
-			  bool (*visit)(const char *path, const char *subdir, void *arg), void *arg)
-{
-	char path[PATH_MAX];
-	return join(path, sizeof(path), folder, subdir, name) && platform_is_file(path) && visit(path, subdir, arg);
 }
 
 static bool is_folder(const char *folder, const char *subdir)
@@ -103,40 +96,68 @@ static bool is_folder(const char *folder, const char *subdir)
 	return join(path, sizeof(path), folder, "", subdir) && platform_folder_identity(path, &identity);
 }
 
+static bool is_file_in(const char *folder, const char *subdir, const char *name)
+{
+	char path[PATH_MAX];
+	return join(path, sizeof(path), folder, subdir, name) && platform_is_file(path);
+}
+
+/* Whether some glibc-hwcaps subfolder of folder holds name. */
+static bool copy_in_hwcaps(const char *folder, const char *name)
+{
+	char hwcaps[PATH_MAX];
+	char **names = NULL;
+	bool found = false;
+	if (!is_folder(folder, "glibc-hwcaps"))
+		return false;
+	int n = join(hwcaps, sizeof(hwcaps), folder, "", "glibc-hwcaps") ? platform_list_folder(hwcaps, &names) : -1;
+	for (int i = 0; i < n && !found; i++) {
+		char subdir[PATH_MAX];
+		found = snprintf(subdir, sizeof(subdir), "glibc-hwcaps/%s", names[i]) < (int)sizeof(subdir) && is_file_in(folder, subdir, name);
+	}
+	platform_free_names(names, n);
+	return found;
+}
+
+/* glibc's legacy subfolders nest the names they are made of (tls/x86_64/x86_64), at most this deep. */
+#define LEGACY_DEPTH 4
+
+/* Whether a legacy subfolder of folder (a nesting of the legacy names below subdir) holds name. */
+static bool copy_in_legacy(const char *folder, const char *subdir, const char *name, const char *const *legacy, size_t count,
+			   int depth)
+{
+	for (size_t i = 0; i < count && depth < LEGACY_DEPTH; i++) {
+		char next[PATH_MAX];
+		if (snprintf(next, sizeof(next), "%s%s%s", subdir, subdir[0] ? "/" : "", legacy[i]) >= (int)sizeof(next) ||
+		    !is_folder(folder, next))
+			continue;
+		if (is_file_in(folder, next, name) || copy_in_legacy(folder, next, name, legacy, count, depth + 1))
+			return true;
+	}
+	return false;
+}
+
 enum loader_folder_result loader_folder_files(const struct loader_machine *machine, const char *folder, const char *name,
 					      bool (*visit)(const char *path, const char *subdir, void *arg), void *arg)
 {
+	char path[PATH_MAX];
 	if (machine && machine->subdirs_known) {
-		char path[PATH_MAX];
 		for (size_t i = 0; i < machine->subdir_count; i++)
 			if (join(path, sizeof(path), folder, machine->subdirs[i], name) && visit(path, machine->subdirs[i], arg))
 				return LOADER_FOLDER_TAKEN;
 		return LOADER_FOLDER_NONE;
 	}
-	/* Not asked of the loader: every glibc-hwcaps subfolder (the loader searches those its CPU
-	   supports, in an order this model does not know), then any legacy one makes it unknown. */
-	enum loader_folder_result result = LOADER_FOLDER_NONE;
-	if (is_folder(folder, "glibc-hwcaps")) {
-		char hwcaps[PATH_MAX];
-		char **names = NULL;
-		int n = join(hwcaps, sizeof(hwcaps), folder, "", "glibc-hwcaps") ? platform_list_folder(hwcaps, &names) : -1;
-		for (int i = 0; i < n && result == LOADER_FOLDER_NONE; i++) {
-			char subdir[PATH_MAX];
-			if (snprintf(subdir, sizeof(subdir), "glibc-hwcaps/%s", names[i]) < (int)sizeof(subdir) &&
-			    visit_if_file(folder, subdir, name, visit, arg))
-				result = LOADER_FOLDER_TAKEN;
-		}
-		platform_free_names(names, n);
-		if (result != LOADER_FOLDER_NONE)
-			return result;
-	}
-	if (machine && machine->legacy_possible) {
+	/* Not asked of the loader: it tries the glibc-hwcaps subfolders its CPU supports, in an order
+	   this model does not know, and before glibc 2.37 legacy ones (nestings of tls, the platform
+	   and hwcap names), before the folder itself. A copy of name in any of them may be the one it
+	   takes, or none: unknown. Subfolders without one change nothing. */
+	if (copy_in_hwcaps(folder, name))
+		return LOADER_FOLDER_UNKNOWN;
+	if (!machine || machine->legacy_possible) {
 		const char *legacy[16];
 		size_t n = loader_machine_legacy_names(machine, legacy, sizeof(legacy) / sizeof(legacy[0]));
-		for (size_t i = 0; i < n; i++)
-			if (is_folder(folder, legacy[i]))
-				return LOADER_FOLDER_UNKNOWN;
+		if (copy_in_legacy(folder, "", name, legacy, n, 0))
+			return LOADER_FOLDER_UNKNOWN;
 	}
-	char path[PATH_MAX];
 	return join(path, sizeof(path), folder, "", name) && visit(path, "", arg) ? LOADER_FOLDER_TAKEN : LOADER_FOLDER_NONE;
 }

@@ -42,13 +42,6 @@ struct loader_process {
 	const struct loader_object *program; /* the main program (its DT_RPATH), or NULL */
 	struct loader_list library_path;      /* LD_LIBRARY_PATH */
 	struct loader_list default_dirs;
-	/* Where the three lists above are known only as the loader lists them for an object with
-	   neither RPATH nor RUNPATH (the program's RPATH, LD_LIBRARY_PATH, the system folders, in that
-	   order, as dlinfo RTLD_DI_SERINFO gives them with no mark between them): that list, used in
-	   their place. For an asker with a RUNPATH (which drops the program's RPATH) or NODEFLIB (which
-	   drops the system folders) it holds more than the loader searches: a file found there is one
-	   the loader *may* find, which is what a runtime that only adds needs to know. */
-	const struct loader_list *listed;
 };
 
 enum loader_lookup {
@@ -84,8 +77,9 @@ enum loader_folder_result {
 
 /* Visits each candidate file the loader tries in folder, in its order, with the subfolder it lies
    in ("" for the folder itself, always the last); stops when visit returns true. The visitor sees
-   whether the file exists. Where the machine's subfolders are not known, a superset: every
-   glibc-hwcaps subfolder's copy that exists, then the folder's own, and a legacy subfolder that
-   exists makes the answer unknown. */
+   whether the file exists. Folder "" is an empty element: the working folder, and the paths stay
+   relative, as the loader names them. Where the machine's subfolders are not known (machine NULL,
+   or not asked of the loader), only the folder's own file is visited, and a copy of name in a
+   glibc-hwcaps or legacy subfolder makes the answer unknown. */
 enum loader_folder_result loader_folder_files(const struct loader_machine *machine, const char *folder, const char *name,
 					      bool (*visit)(const char *path, const char *subdir, void *arg), void *arg);

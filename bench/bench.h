@@ -50,7 +50,7 @@ int workload_main(int argc, char **argv);
    dlopen'ed name with every object's names, and what that costs depends on the strings. */
 #define LAYOUT_EMPTY "libempty.so"
 #define LAYOUT_FORWARDER "libforwarder.so"
-#define LAYOUT_RUNTIME "libnvinterpose.so"
+#define LAYOUT_RUNTIME "libnvinterpose.so.0"
 #define LAYOUT_OBJECT "objects/libstandin_%03d.so.77"
 #define LAYOUT_NVRTC_DIR "site-packages/nvidia/cuda_nvrtc/lib"
 #define LAYOUT_NVRTC LAYOUT_NVRTC_DIR "/libnvrtc.so.77"

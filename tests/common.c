@@ -688,3 +688,37 @@ char *test_find_event(const char *path, const char *event, const char *key, cons
 	}
 	return NULL;
 }
+
+/* ---- the installed tree and the README ---------------------------------------------------- */
+
+char *test_meson_install(void)
+{
+	const char *meson = getenv("NVI_MESON");
+	if (!meson || !meson[0]) {
+		printf("skipped: meson was not found when the tests were configured (NVI_MESON)\n");
+		return NULL;
+	}
+	char *destdir = test_tmpdir();
+	char *command = test_format("'%s' install -C '%s' --no-rebuild --quiet --destdir '%s' 2>&1", meson, test_setting("NVI_BUILD_ROOT"), destdir);
+	const char *argv[] = { "/bin/sh", "-c", command, NULL };
+	const char *env[] = { NULL };
+	struct test_run installed = test_run(argv, env, 300);
+	ck_assert_msg(installed.status == 0, "meson install: %s", installed.output);
+	return destdir;
+}
+
+char *test_readme_line(const char *prefix)
+{
+	char *readme = test_read_file(test_format("%s/README.md", test_setting("NVI_SOURCE_ROOT")));
+	for (char *line = readme; line && *line;) {
+		char *end = strchr(line, '\n');
+		if (end)
+			*end = '\0';
+		const char *text = line + strspn(line, " \t");
+		if (strncmp(text, prefix, strlen(prefix)) == 0)
+			return test_format("%s", text);
+		line = end ? end + 1 : NULL;
+	}
+	ck_abort_msg("README.md has no line that starts with %s", prefix);
+	return NULL;
+}

@@ -93,3 +93,12 @@ size_t test_event_kinds(const char ***events);
 
 /* Runs the suite, prints the closing line, returns the exit status for main(). */
 int test_main(Suite *suite);
+
+/* ---- the installed tree and the README ---- */
+/* `meson install` of this build into a fresh DESTDIR (NVI_MESON, NVI_BUILD_ROOT); returns the
+   DESTDIR, under which the build's prefix (NVI_PREFIX) lies. NULL, with the reason printed, where
+   meson is not there to ask. */
+char *test_meson_install(void);
+/* The first line of README.md (leading blanks skipped) that starts with prefix, without its line
+   break; fails the test when there is none. */
+char *test_readme_line(const char *prefix);

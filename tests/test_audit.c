@@ -203,6 +203,70 @@ START_TEST(test_policy_off_and_disable_leave_the_loader_alone)
 }
 END_TEST
 
+static struct test_run shell(const char *const *env, const char *command)
+{
+	const char *argv[] = { "/bin/sh", "-c", command, NULL };
+	return test_run(argv, env, 60);
+}
+
+/* nvinterpose-run --audit (LD_AUDIT and LD_PRELOAD), --audit-only (LD_AUDIT alone) and
+   --print-env --audit start the program the preload front alone cannot. */
+START_TEST(test_launcher_audit_starts_the_split_wheel_program)
+{
+	struct split s = make_split();
+	const char *run = test_setting("NVI_RUN");
+	struct test_run preloaded = shell(no_env, test_format("'%s' -- '%s'", run, s.program));
+	ck_assert_msg(preloaded.status == 127, "the preload front alone: %d: %s", preloaded.status, preloaded.output);
+	const char *const modes[] = { "--audit", "--audit-only" };
+	for (size_t i = 0; i < 2; i++) {
+		struct test_run started = shell(no_env, test_format("'%s' %s -- '%s'", run, modes[i], s.program));
+		ck_assert_msg(started.status == 0 && test_contains(started.output, "started: 1007"), "%s: %d: %s", modes[i], started.status,
+			      started.output);
+	}
+	struct test_run fronts = shell(no_env, test_format("'%s' --audit-only -- sh -c 'echo \"fronts: [${LD_PRELOAD-}] [$LD_AUDIT]\"'", run));
+	ck_assert_str_eq(fronts.output, test_format("fronts: [] [%s]\n", test_setting("NVI_RUNTIME")));
+	fronts = shell(no_env, test_format("'%s' --audit -- sh -c 'echo \"fronts: [${LD_PRELOAD-}] [$LD_AUDIT]\"'", run));
+	ck_assert_str_eq(fronts.output, test_format("fronts: [%s] [%s]\n", test_setting("NVI_RUNTIME"), test_setting("NVI_RUNTIME")));
+	struct test_run evaluated = shell(no_env, test_format("eval \"$('%s' --print-env --audit)\" && '%s'", run, s.program));
+	ck_assert_msg(evaluated.status == 0 && test_contains(evaluated.output, "started: 1007"), "%d: %s", evaluated.status, evaluated.output);
+}
+END_TEST
+
+/* Before glibc 2.35, on aarch64, any auditor sends every PLT call through _dl_runtime_profile,
+   which does not save x8 for version-1 auditors: the launcher refuses --audit there, with the
+   reason. The machine and glibc are what uname and getconf say: stand-ins for both, first on PATH,
+   play an aarch64 glibc 2.34 and 2.35. */
+START_TEST(test_launcher_refuses_audit_on_aarch64_before_glibc_2_35)
+{
+	const char *bin = test_mkdirs(test_format("%s/bin", test_tmpdir()));
+	test_write_file(test_format("%s/uname", bin), "#!/bin/sh\n[ \"$1\" = -m ] && echo aarch64 || exec /bin/uname \"$@\"\n");
+	const char *const versions[] = { "2.34", "2.35" };
+	for (size_t v = 0; v < 2; v++) {
+		test_write_file(test_format("%s/getconf", bin), test_format("#!/bin/sh\n[ \"$1\" = GNU_LIBC_VERSION ] && echo 'glibc %s' || exec /usr/bin/getconf \"$@\"\n",
+									  versions[v]));
+		struct test_run chmodded = shell(no_env, test_format("chmod +x '%s/uname' '%s/getconf'", bin, bin));
+		ck_assert_int_eq(chmodded.status, 0);
+		const char *env[] = { test_format("PATH=%s:/usr/bin:/bin", bin), NULL };
+		const char *const modes[] = { "--audit -- true", "--audit-only -- true", "--print-env --audit" };
+		for (size_t i = 0; i < 3; i++) {
+			struct test_run run = shell(env, test_format("'%s' %s", test_setting("NVI_RUN"), modes[i]));
+			if (v == 0) {
+				ck_assert_msg(run.status == 2, "%s: %d %s", modes[i], run.status, run.output);
+				ck_assert_str_eq(run.output, "nvinterpose-run: --audit: refused on aarch64 with glibc 2.34 (2.35 or newer is needed): there the "
+							     "loader routes every PLT call of an audited process through _dl_runtime_profile, which does not "
+							     "save x8 and can corrupt calls that return large structs; use the preload front alone (without "
+							     "--audit)\n");
+			} else {
+				ck_assert_msg(run.status == 0, "glibc 2.35: %s: %d %s", modes[i], run.status, run.output);
+			}
+		}
+		/* The preload front is not concerned. */
+		struct test_run preload = shell(env, test_format("'%s' -- true", test_setting("NVI_RUN")));
+		ck_assert_msg(preload.status == 0, "%s", preload.output);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *suite = suite_create("audit");
@@ -217,6 +281,8 @@ int main(void)
 	tcase_add_test(tc, test_both_fronts_together_do_what_each_does);
 	tcase_add_test(tc, test_static_tls_with_the_preload_and_the_auditor_together);
 	tcase_add_test(tc, test_policy_off_and_disable_leave_the_loader_alone);
+	tcase_add_test(tc, test_launcher_audit_starts_the_split_wheel_program);
+	tcase_add_test(tc, test_launcher_refuses_audit_on_aarch64_before_glibc_2_35);
 	suite_add_tcase(suite, tc);
 	return test_main(suite);
 }

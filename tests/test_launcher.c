@@ -1,57 +1,327 @@
-/* nvinterpose-run: options, LD_PRELOAD handling, exit status, errors. */
+/* nvinterpose-run: options, LD_PRELOAD handling, --print-env, exit status, errors, the installed
+   launcher. */
+#define _GNU_SOURCE
 #include "common.h"
+#include "nvinterpose.h"
 #include "standins.h"
 
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char *const no_env[] = { NULL };
 
-static struct test_run launcher(const char *const *env, const char *args)
+/* The launcher with args (shell words), run by /bin/sh in folder (NULL: the test's). */
+static struct test_run launcher_in(const char *folder, const char *const *env, const char *args)
 {
-	char *command = test_format("exec '%s' %s", test_setting("NVI_RUN"), args);
+	char *command = test_format("%s%s%sexec '%s' %s", folder ? "cd '" : "", folder ? folder : "", folder ? "' && " : "",
+				    test_setting("NVI_RUN"), args);
 	const char *argv[] = { "/bin/sh", "-c", command, NULL };
 	return test_run(argv, env, 60);
 }
 
+static struct test_run launcher(const char *const *env, const char *args) { return launcher_in(NULL, env, args); }
+
+static struct test_run shell(const char *const *env, const char *command)
+{
+	const char *argv[] = { "/bin/sh", "-c", command, NULL };
+	return test_run(argv, env, 60);
+}
+
+/* The usage error's whole output: SUBJECT: PROBLEM, then where to read more. */
+static void check_usage_error(const struct test_run *run, const char *message)
+{
+	ck_assert_msg(run->status == 2, "%s: status %d: %s", message, run->status, run->output);
+	ck_assert_str_eq(run->output, test_format("nvinterpose-run: %s\nTry 'nvinterpose-run --help' for more information.\n", message));
+}
+
 START_TEST(test_help_and_version)
 {
-	struct test_run run = launcher(no_env, "--help");
-	ck_assert_int_eq(run.status, 0);
-	ck_assert_msg(test_contains(run.output, "Usage: nvinterpose-run [OPTIONS] [--] COMMAND [ARGS...]"), "%s", run.output);
-	run = launcher(no_env, "--version");
-	ck_assert_int_eq(run.status, 0);
-	ck_assert_msg(test_contains(run.output, "nvinterpose-run 0."), "%s", run.output);
+	const char *const helps[] = { "--help", "-h", "--he" };
+	for (size_t i = 0; i < 3; i++) {
+		struct test_run run = launcher(no_env, helps[i]);
+		ck_assert_int_eq(run.status, 0);
+		ck_assert_msg(test_contains(run.output, "Usage: nvinterpose-run [OPTIONS] [--] COMMAND [ARGS...]\n"), "%s", run.output);
+		ck_assert_msg(test_contains(run.output, "--print-env[=FORMAT]") && test_contains(run.output, "--audit-only"), "%s", run.output);
+	}
+	const char *const versions[] = { "--version", "-V" };
+	for (size_t i = 0; i < 2; i++) {
+		struct test_run run = launcher(no_env, versions[i]);
+		ck_assert_int_eq(run.status, 0);
+		ck_assert_str_eq(run.output, "nvinterpose-run " NVI_VERSION "\n");
+	}
 }
 END_TEST
 
+/* GNU long options: --opt=value and --opt value, any unambiguous prefix. */
+START_TEST(test_options_take_their_value_both_ways_and_abbreviated)
+{
+	const char *const spellings[] = { "--policy=off", "--policy off", "--pol=off", "--po off" };
+	for (size_t i = 0; i < 4; i++) {
+		struct test_run run = launcher(no_env, test_format("%s --print-env=github", spellings[i]));
+		ck_assert_msg(run.status == 0 && test_contains(run.output, "\nNVINTERPOSE_POLICY=off\n"), "%s: %s", spellings[i], run.output);
+	}
+	struct test_run run = launcher(no_env, "--log-file=/tmp/a=b.jsonl --pr=json");
+	ck_assert_msg(run.status == 0 && test_contains(run.output, "\"NVINTERPOSE_LOG_FILE\": \"/tmp/a=b.jsonl\""), "%s", run.output);
+}
+END_TEST
+
+/* As the runtime's parsers take them (config_parse_policy): any case, passed on in the runtime's
+   own spelling. */
+START_TEST(test_policy_and_log_names_in_any_case)
+{
+	struct test_run run = launcher(no_env, "--policy Coherent --log=DEBUG --print-env=github");
+	ck_assert_int_eq(run.status, 0);
+	ck_assert_msg(test_contains(run.output, "\nNVINTERPOSE_POLICY=coherent\nNVINTERPOSE_LOG=debug\n"), "%s", run.output);
+	const char *env[] = { "NVINTERPOSE_POLICY=OFF", "NVINTERPOSE_LOG=Warn", NULL };
+	run = launcher(env, "--print-env=github");
+	ck_assert_msg(run.status == 0 && test_contains(run.output, "\nNVINTERPOSE_POLICY=off\nNVINTERPOSE_LOG=warn\n"), "%s", run.output);
+	run = launcher(no_env, "--policy=Coherent -- sh -c 'echo \"policy $NVINTERPOSE_POLICY\"'");
+	ck_assert_msg(run.status == 0 && test_contains(run.output, "policy coherent\n"), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_usage_errors_have_one_shape)
+{
+	static const char *const rows[][2] = {
+		{ "--frobnicate true", "--frobnicate: unknown option" },
+		{ "-x true", "-x: unknown option" },
+		{ "--lo=info true", "--lo: ambiguous option (--log, --log-file)" },
+		{ "--audit-o=1 true", "--audit-only: takes no value" },
+		{ "--log", "--log: needs a value" },
+		{ "--report=yes true", "--report: takes no value" },
+		{ "--policy bogus true", "--policy: 'bogus' is not one of fallback, coherent, off" },
+		{ "--log=loud true", "--log: 'loud' is not one of error, warn, info, debug" },
+		{ "--log-file= true", "--log-file: needs a file" },
+		{ "--print-env=yaml", "--print-env: 'yaml' is not one of sh, github, json" },
+		{ "--format=sh true", "--format: goes with --print-env" },
+		{ "--print-env true", "--print-env: takes no command ('true' given)" },
+		{ "--print-env --format json extra", "--print-env: takes no command ('extra' given)" },
+		{ "--print-env --report", "--report: goes with a command: the report is for the process the launcher starts" },
+		{ "", "COMMAND: no command given" },
+		{ "--policy=off --", "COMMAND: no command given" },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct test_run run = launcher(no_env, rows[i][0]);
+		check_usage_error(&run, rows[i][1]);
+	}
+}
+END_TEST
+
+/* Libraries to preload besides the runtime (built, so that the loader has nothing to say). */
+static char *other_preload(const char *folder, const char *name)
+{
+	char *path = test_format("%s/%s", folder, name);
+	test_build_library("value.c", path, "libother.so.77", "");
+	return path;
+}
+
 START_TEST(test_runtime_goes_first_and_keeps_what_was_preloaded)
 {
-	const char *env[] = { "LD_PRELOAD=/opt/a/liba.so /opt/b/libb.so", NULL };
-	struct test_run run = launcher(env, "--print-env");
+	char *folder = test_tmpdir(), *a = other_preload(folder, "liba.so.77"), *b = other_preload(folder, "libb.so.77");
+	const char *env[] = { test_format("LD_PRELOAD=%s %s", a, b), NULL };
+	struct test_run run = launcher(env, "--print-env=github");
 	ck_assert_int_eq(run.status, 0);
-	ck_assert_msg(test_contains(run.output, test_format("LD_PRELOAD=%s:/opt/a/liba.so:/opt/b/libb.so\n", test_setting("NVI_RUNTIME"))), "%s", run.output);
+	ck_assert_str_eq(run.output, test_format("LD_PRELOAD=%s:%s:%s\n", test_setting("NVI_RUNTIME"), a, b));
 }
 END_TEST
 
 START_TEST(test_runtime_is_never_preloaded_twice)
 {
-	const char *env[] = { test_format("LD_PRELOAD=/opt/a/liba.so:%s", test_setting("NVI_RUNTIME")), NULL };
-	struct test_run run = launcher(env, "-- sh -c 'echo \"$LD_PRELOAD\"'");
+	/* The same runtime, and a copy from elsewhere (two runtimes would both start). */
+	char *folder = test_tmpdir(), *a = other_preload(folder, "liba.so.77");
+	char *copy = test_format("%s/libnvinterpose.so.0", test_mkdirs(test_format("%s/other", folder)));
+	test_copy_file(test_setting("NVI_RUNTIME"), copy);
+	const char *env[] = { test_format("LD_PRELOAD=%s:%s %s", a, test_setting("NVI_RUNTIME"), copy), NULL };
+	struct test_run run = launcher(env, "-- sh -c 'echo \"preload: $LD_PRELOAD\"'");
 	ck_assert_int_eq(run.status, 0);
-	ck_assert_msg(test_count(run.output, "libnvinterpose.so") == 1, "%s", run.output);
-	ck_assert_msg(test_contains(run.output, test_format("%s:/opt/a/liba.so\n", test_setting("NVI_RUNTIME"))), "%s", run.output);
+	ck_assert_str_eq(run.output, test_format("preload: %s:%s\n", test_setting("NVI_RUNTIME"), a));
 }
 END_TEST
 
+/* LD_PRELOAD's entries are names, not patterns: FOLDER/\*.so stays that one file whatever else
+   the folder holds. */
+START_TEST(test_ld_preload_entries_are_not_globbed)
+{
+	char *folder = test_tmpdir(), *star = other_preload(folder, "*.so");
+	other_preload(folder, "a.so");
+	other_preload(folder, "b.so");
+	const char *env[] = { test_format("LD_PRELOAD=%s", star), NULL };
+	struct test_run run = launcher_in(folder, env, "--print-env=github");
+	ck_assert_str_eq(run.output, test_format("LD_PRELOAD=%s:%s\n", test_setting("NVI_RUNTIME"), star));
+	run = launcher_in(folder, env, "-- sh -c 'echo \"preload: $LD_PRELOAD\"'");
+	ck_assert_str_eq(run.output, test_format("preload: %s:%s\n", test_setting("NVI_RUNTIME"), star));
+}
+END_TEST
+
+/* The loader splits LD_PRELOAD at spaces and colons (LD_AUDIT at colons): a runtime there would
+   be left out and the command run without it. */
+START_TEST(test_runtime_path_the_loader_cannot_hold_is_refused)
+{
+	char *root = test_tmpdir(), *marker = test_format("%s/ran", root);
+	const char *const folders[] = { "my libs", "a:b" };
+	for (size_t i = 0; i < 2; i++) {
+		char *runtime = test_format("%s/%s/libnvinterpose.so.0", root, folders[i]);
+		test_mkdirs(test_format("%s/%s", root, folders[i]));
+		test_copy_file(test_setting("NVI_RUNTIME"), runtime);
+		struct test_run run = launcher(no_env, test_format("--library '%s' -- touch '%s'", runtime, marker));
+		ck_assert_msg(run.status == 2 && access(marker, F_OK) != 0, "the command ran: %d %s", run.status, run.output);
+		ck_assert_str_eq(run.output, test_format("nvinterpose-run: %s: LD_PRELOAD cannot hold this path (the loader splits it at spaces and colons); "
+							 "put the runtime in a folder without them and give --library\n",
+							 runtime));
+		run = launcher(no_env, test_format("--library '%s' --print-env --audit", runtime));
+		ck_assert_msg(run.status == 2 && test_contains(run.output, "LD_PRELOAD cannot hold this path"), "%s", run.output);
+		/* LD_AUDIT alone takes a space. */
+		run = launcher(no_env, test_format("--library '%s' --audit-only -- sh -c 'echo \"audit: $LD_AUDIT\"'", runtime));
+		if (i == 0)
+			ck_assert_msg(run.status == 0 && test_contains(run.output, test_format("audit: %s\n", runtime)), "%s", run.output);
+		else
+			ck_assert_msg(run.status == 2 && test_contains(run.output, "LD_AUDIT cannot hold this path (the loader splits it at colons)"), "%s",
+				      run.output);
+	}
+}
+END_TEST
+
+/* The options reach the command as settings, files and folders made absolute from the launcher's
+   working folder. */
 START_TEST(test_options_become_settings)
 {
-	struct test_run run = launcher(no_env, "--policy off --log info --log-file /tmp/x.jsonl --path /opt/p --print-env");
+	char *folder = test_tmpdir();
+	test_mkdirs(test_format("%s/extra", folder));
+	struct test_run run = launcher_in(folder, no_env,
+					  "--policy=off --log info --log-file events.jsonl --path ./extra::/opt/p -- "
+					  "sh -c 'echo \"settings: $NVINTERPOSE_POLICY|$NVINTERPOSE_LOG|$NVINTERPOSE_LOG_FILE|$NVINTERPOSE_PATH\"'");
 	ck_assert_int_eq(run.status, 0);
-	ck_assert_msg(test_contains(run.output, "NVINTERPOSE_POLICY=off\n"), "%s", run.output);
-	ck_assert_msg(test_contains(run.output, "NVINTERPOSE_LOG=info\n"), "%s", run.output);
-	ck_assert_msg(test_contains(run.output, "NVINTERPOSE_LOG_FILE=/tmp/x.jsonl\n"), "%s", run.output);
-	ck_assert_msg(test_contains(run.output, "NVINTERPOSE_PATH=/opt/p\n"), "%s", run.output);
+	char *real = realpath(folder, NULL);
+	ck_assert_msg(test_contains(run.output, test_format("settings: off|info|%s/events.jsonl|%s/extra:/opt/p\n", real, real)), "%s", run.output);
+}
+END_TEST
+
+/* sh: `eval "$(nvinterpose-run --print-env)"` sets exactly the values, exported for children,
+   whatever characters they hold; and the stand-in NVRTC then finds its builtins. */
+START_TEST(test_print_env_sh_is_eval_safe_and_exported)
+{
+	char *root = test_tmpdir();
+	char *odd = test_format("%s/it's \"odd\" $HOME `x` \\ ;|&", root);
+	test_mkdirs(odd);
+	char *log = test_format("%s/events\nlog.jsonl", odd);
+	setenv("NVI_ODD", odd, 1);
+	setenv("NVI_LOG", log, 1);
+	char *command = test_format("eval \"$('%s' --print-env --path \"$NVI_ODD\" --log-file \"$NVI_LOG\" --policy coherent)\" && "
+				    "sh -c '[ \"$NVINTERPOSE_PATH\" = \"$NVI_ODD\" ] && [ \"$NVINTERPOSE_LOG_FILE\" = \"$NVI_LOG\" ] && "
+				    "echo \"exported: $NVINTERPOSE_POLICY $LD_PRELOAD\"'",
+				    test_setting("NVI_RUN"));
+	struct test_run run = shell(no_env, command);
+	ck_assert_msg(run.status == 0 && test_contains(run.output, test_format("exported: coherent %s\n", test_setting("NVI_RUNTIME"))), "%s",
+		      run.output);
+	unsetenv("NVI_ODD");
+	unsetenv("NVI_LOG");
+
+	run = launcher(no_env, "--print-env --policy off");
+	ck_assert_str_eq(run.output, test_format("export LD_PRELOAD='%s'\nexport NVINTERPOSE_POLICY='off'\n", test_setting("NVI_RUNTIME")));
+
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	char *call = test_format("'%s' call '%s' nvrtc_like_compile", test_setting("NVI_PROBE"), wheel.nvrtc);
+	struct test_run plain = shell(no_env, call);
+	ck_assert_msg(!test_contains(plain.output, "call nvrtc_like_compile: 42"), "%s", plain.output);
+	run = shell(no_env, test_format("eval \"$('%s' --print-env)\" && %s", test_setting("NVI_RUN"), call));
+	ck_assert_msg(test_contains(run.output, "call nvrtc_like_compile: 42"), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_print_env_github_lines)
+{
+	char *a = other_preload(test_tmpdir(), "liba.so.77");
+	const char *env[] = { test_format("LD_PRELOAD=%s", a), "NVINTERPOSE_DISABLE=1", NULL };
+	struct test_run run = launcher(env, "--print-env=github --policy coherent --path /opt/my\\ libs");
+	ck_assert_int_eq(run.status, 0);
+	ck_assert_str_eq(run.output, test_format("LD_PRELOAD=%s:%s\nNVINTERPOSE_POLICY=coherent\nNVINTERPOSE_PATH=/opt/my libs\n"
+						 "NVINTERPOSE_DISABLE=1\n",
+						 test_setting("NVI_RUNTIME"), a));
+	/* --format is the same; a line break cannot be a line. */
+	const char *broken[] = { "NVINTERPOSE_LOG_FILE=/tmp/a\nb.jsonl", NULL };
+	run = launcher(broken, "--print-env --format=GitHub");
+	ck_assert_msg(run.status == 2 && !test_contains(run.output, "LD_PRELOAD="), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "nvinterpose-run: NVINTERPOSE_LOG_FILE: a line break cannot be written as a github line (use --print-env=json)\n"),
+		      "%s", run.output);
+	const char *latin1[] = { "NVINTERPOSE_LOG_FILE=/tmp/caf\xe9.jsonl", NULL };
+	run = launcher(latin1, "--print-env=github");
+	ck_assert_msg(run.status == 2 && test_contains(run.output, "is not UTF-8, which GitHub reads the file in"), "%s", run.output);
+}
+END_TEST
+
+START_TEST(test_print_env_json_is_one_object)
+{
+	const char *values[] = { "/tmp/q\"uote\\back\tslash\nline\x01.jsonl", "/opt/caf\xc3\xa9:/opt/b" };
+	const char *env[] = { test_format("NVINTERPOSE_LOG_FILE=%s", values[0]), test_format("NVINTERPOSE_PATH=%s", values[1]), NULL };
+	struct test_run run = launcher(env, "--print-env=json --audit");
+	ck_assert_int_eq(run.status, 0);
+	ck_assert_msg(test_json_document(run.output) && run.output[strlen(run.output) - 1] == '\n', "%s", run.output);
+	struct test_json_member members[8];
+	size_t count = test_json_members(run.output, members, 8);
+	ck_assert_msg(count == 4, "%s", run.output);
+	const char *keys[] = { "LD_PRELOAD", "LD_AUDIT", "NVINTERPOSE_LOG_FILE", "NVINTERPOSE_PATH" };
+	const char *expected[] = { test_setting("NVI_RUNTIME"), test_setting("NVI_RUNTIME"), values[0], values[1] };
+	for (size_t i = 0; i < 4; i++) {
+		ck_assert_str_eq(members[i].key, keys[i]);
+		ck_assert_str_eq(test_json_string(members[i].value, members[i].length), expected[i]);
+	}
+	const char *latin1[] = { "NVINTERPOSE_PATH=/opt/caf\xe9", NULL };
+	run = launcher(latin1, "--print-env=json");
+	ck_assert_msg(run.status == 2 && test_contains(run.output, "is not UTF-8, which JSON is"), "%s", run.output);
+}
+END_TEST
+
+/* An inherited setting is checked as the runtime reads it and refused, not echoed; an option given
+   for it replaces it. */
+START_TEST(test_print_env_checks_inherited_settings)
+{
+	static const char *const rows[][2] = {
+		{ "NVINTERPOSE_POLICY=bogus", "NVINTERPOSE_POLICY: 'bogus' is not one of fallback, coherent, off" },
+		{ "NVINTERPOSE_LOG=loud", "NVINTERPOSE_LOG: 'loud' is not one of error, warn, info, debug" },
+		{ "NVINTERPOSE_LOG_FILE=events.jsonl", "NVINTERPOSE_LOG_FILE: 'events.jsonl' is not an absolute path (give --log-file)" },
+		{ "NVINTERPOSE_PATH=/opt/a::/opt/b", "NVINTERPOSE_PATH: '/opt/a::/opt/b' has an empty entry" },
+		{ "NVINTERPOSE_PATH=/opt/a:lib", "NVINTERPOSE_PATH: '/opt/a:lib' has an entry that is not an absolute path (give --path)" },
+	};
+	const char *const formats[] = { "sh", "github", "json" };
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+		for (size_t f = 0; f < 3; f++) {
+			const char *env[] = { rows[i][0], NULL };
+			struct test_run run = launcher(env, test_format("--print-env=%s", formats[f]));
+			check_usage_error(&run, rows[i][1]);
+		}
+	const char *env[] = { "NVINTERPOSE_POLICY=bogus", "NVINTERPOSE_LOG_FILE=events.jsonl", NULL };
+	struct test_run run = launcher(env, "--print-env=github --policy=off --log-file=/tmp/e.jsonl");
+	ck_assert_msg(run.status == 0 && test_contains(run.output, "\nNVINTERPOSE_POLICY=off\nNVINTERPOSE_LOG_FILE=/tmp/e.jsonl\n"), "%s",
+		      run.output);
+}
+END_TEST
+
+/* As a shell would: 127 not found, 126 found and not runnable; with the launcher's own message. */
+START_TEST(test_command_that_cannot_be_run_gets_the_launchers_message)
+{
+	char *folder = test_tmpdir(), *data = test_format("%s/data", folder);
+	test_write_file(data, "#!/bin/sh\necho ran\n");
+	chmod(data, 0644);
+	const char *on_path[] = { test_format("PATH=%s:/usr/bin:/bin", folder), NULL };
+	struct {
+		const char *const *env;
+		const char *command;
+		int status;
+		const char *message;
+	} rows[] = {
+		{ no_env, "/nonexistent/program", 127, "/nonexistent/program: no such file" },
+		{ no_env, "no-such-command-anywhere", 127, "no-such-command-anywhere: command not found" },
+		{ no_env, data, 126, test_format("%s: cannot be run (no permission to execute it)", data) },
+		{ no_env, folder, 126, test_format("%s: is a folder, not a command", folder) },
+		{ on_path, "data", 126, test_format("data: cannot be run (%s: no permission to execute it)", data) },
+	};
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct test_run run = launcher(rows[i].env, test_format("-- '%s' arg", rows[i].command));
+		ck_assert_msg(run.status == rows[i].status, "%s: %d %s", rows[i].command, run.status, run.output);
+		ck_assert_str_eq(run.output, test_format("nvinterpose-run: %s\n", rows[i].message));
+	}
 }
 END_TEST
 
@@ -67,8 +337,6 @@ START_TEST(test_report_is_for_the_command_alone)
 	ck_assert_msg(test_count(run.output, "nvinterpose: report: process ") == 1 &&
 			      test_contains(run.output, ": 0 origins registered, 0 redirects, 0 misses, 0 mixed origins\n"),
 		      "%s", run.output);
-	run = launcher(no_env, "--help");
-	ck_assert_msg(test_contains(run.output, "--report"), "%s", run.output);
 }
 END_TEST
 
@@ -76,29 +344,6 @@ START_TEST(test_exit_status_is_the_commands)
 {
 	struct test_run run = launcher(no_env, "-- sh -c 'exit 7'");
 	ck_assert_int_eq(run.status, 7);
-}
-END_TEST
-
-START_TEST(test_usage_errors_are_clear)
-{
-	struct test_run run = launcher(no_env, "--policy bogus true");
-	ck_assert_int_eq(run.status, 2);
-	ck_assert_msg(test_contains(run.output, "--policy: 'bogus' is not one of fallback, coherent, off"), "%s", run.output);
-	run = launcher(no_env, "--frobnicate true");
-	ck_assert_int_eq(run.status, 2);
-	ck_assert_msg(test_contains(run.output, "unknown option '--frobnicate'"), "%s", run.output);
-	run = launcher(no_env, "");
-	ck_assert_int_eq(run.status, 2);
-	ck_assert_msg(test_contains(run.output, "no command given"), "%s", run.output);
-	run = launcher(no_env, "/nonexistent/program");
-	ck_assert_int_eq(run.status, 127);
-	ck_assert_msg(test_contains(run.output, "command not found: /nonexistent/program"), "%s", run.output);
-	run = launcher(no_env, "--library /nonexistent/libnvinterpose.so true");
-	ck_assert_int_eq(run.status, 2);
-	ck_assert_msg(test_contains(run.output, "no such file: /nonexistent/libnvinterpose.so"), "%s", run.output);
-	run = launcher(no_env, "--log");
-	ck_assert_int_eq(run.status, 2);
-	ck_assert_msg(test_contains(run.output, "--log needs a value"), "%s", run.output);
 }
 END_TEST
 
@@ -117,26 +362,77 @@ START_TEST(test_runtime_the_loader_refuses_stops_before_the_command)
 	   new copy defines NVI_TEST_2, linked against that and then replaced by the old copy, which
 	   defines NVI_TEST_1 only. The launcher must say so and not run the command. */
 	char *dir = test_tmpdir();
-	char *versions = test_format("%s/libversioned.so.77", dir), *runtime = test_format("%s/libnvinterpose.so", dir);
+	char *versions = test_format("%s/libversioned.so.77", dir), *runtime = test_format("%s/libnvinterpose.so.0", dir);
 	test_write_file(test_format("%s/new.map", dir), "NVI_TEST_1 { local: *; }; NVI_TEST_2 { global: builtins_value; } NVI_TEST_1;\n");
 	test_write_file(test_format("%s/old.map", dir), "NVI_TEST_1 { global: builtins_value; local: *; };\n");
 	test_build_library("value.c", versions, "libversioned.so.77", test_format("-Wl,--version-script,%s/new.map", dir));
-	test_build_library("needer.c", runtime, "libnvinterpose.so", test_format("-L%s -l:libversioned.so.77 -Wl,-rpath,%s", dir, dir));
+	test_build_library("needer.c", runtime, "libnvinterpose.so.0", test_format("-L%s -l:libversioned.so.77 -Wl,-rpath,%s", dir, dir));
 	test_build_library("value.c", versions, "libversioned.so.77", test_format("-Wl,--version-script,%s/old.map", dir));
 	char *marker = test_format("%s/ran", dir);
 	struct test_run run = launcher(no_env, test_format("--library '%s' -- touch '%s'", runtime, marker));
 	ck_assert_int_eq(run.status, 2);
 	ck_assert_msg(access(marker, F_OK) != 0, "the command ran: %s", run.output);
-	ck_assert_msg(test_contains(run.output, test_format("%s cannot be preloaded here, so the command was not run.", runtime)), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("nvinterpose-run: %s cannot be preloaded here, so the command was not run.", runtime)), "%s",
+		      run.output);
 	ck_assert_msg(test_contains(run.output, "the loader: ") && test_contains(run.output, "version `NVI_TEST_2' not found"), "%s", run.output);
-	ck_assert_msg(test_contains(run.output, "use a libnvinterpose.so built for this system with --library, or build it here"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "use a libnvinterpose.so.0 built for this system with --library, or build it here"), "%s", run.output);
 
 	/* Not a shared object: the loader would only warn and run the command without the runtime. */
 	test_write_file(runtime, "not a library\n");
-	run = launcher(no_env, test_format("--library '%s' -- touch '%s'", runtime, marker));
-	ck_assert_int_eq(run.status, 2);
-	ck_assert_msg(access(marker, F_OK) != 0, "the command ran: %s", run.output);
-	ck_assert_msg(test_contains(run.output, "from LD_PRELOAD cannot be preloaded"), "%s", run.output);
+	const char *const modes[] = { "", "--audit", "--audit-only" };
+	for (size_t i = 0; i < 3; i++) {
+		run = launcher(no_env, test_format("--library '%s' %s -- touch '%s'", runtime, modes[i], marker));
+		ck_assert_int_eq(run.status, 2);
+		ck_assert_msg(access(marker, F_OK) != 0, "the command ran: %s", run.output);
+		ck_assert_msg(test_contains(run.output, i == 2 ? "cannot be loaded as an audit library here" : "cannot be preloaded here"), "%s", run.output);
+	}
+}
+END_TEST
+
+/* `meson install` into a prefix that is then moved: the installed launcher finds the runtime from
+   its own folder, names no build or source path, and never falls back to the build tree. */
+START_TEST(test_installed_launcher_finds_the_runtime_in_a_moved_prefix)
+{
+	char *destdir = test_meson_install();
+	if (!destdir)
+		return;
+	const char *prefix = test_setting("NVI_PREFIX"), *bindir = test_setting("NVI_BINDIR"), *libdir = test_setting("NVI_LIBDIR");
+	char *installed = test_format("%s%s", destdir, prefix);
+	char *script = test_read_file(test_format("%s/%s/nvinterpose-run", installed, bindir));
+	ck_assert_msg(!test_contains(script, test_setting("NVI_BUILD_ROOT")) && !test_contains(script, test_setting("NVI_SOURCE_ROOT")),
+		      "a build or source path in the installed launcher");
+	/* The versioned runtime and its soname; the unversioned link is for -lnvinterpose. */
+	struct test_run soname = shell(no_env, test_format("readelf -d '%s/%s/libnvinterpose.so.0' | grep SONAME && readlink '%s/%s/libnvinterpose.so'",
+							   installed, libdir, installed, libdir));
+	ck_assert_msg(test_contains(soname.output, "[libnvinterpose.so.0]") && test_contains(soname.output, "libnvinterpose.so.0\n"), "%s",
+		      soname.output);
+
+	char *moved = test_format("%s/moved/elsewhere", destdir);
+	test_mkdirs(test_format("%s/moved", destdir));
+	ck_assert_int_eq(rename(installed, moved), 0);
+	char *run_moved = test_format("%s/%s/nvinterpose-run", moved, bindir);
+	char *runtime = test_format("%s/%s/libnvinterpose.so.0", moved, libdir);
+	struct test_run run = shell(no_env, test_format("'%s' --print-env=github", run_moved));
+	ck_assert_msg(run.status == 0, "%s", run.output);
+	char *real_libdir = realpath(test_format("%s/%s", moved, libdir), NULL);
+	ck_assert_str_eq(run.output, test_format("LD_PRELOAD=%s/libnvinterpose.so.0\n", real_libdir));
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	char *call = test_format("'%s' call %s nvrtc_like_compile", test_setting("NVI_PROBE"), wheel.nvrtc);
+	run = shell(no_env, test_format("'%s' %s", run_moved, call));
+	ck_assert_msg(test_contains(run.output, "call nvrtc_like_compile: 42"), "%s", run.output);
+	/* Through a link to it from another folder. */
+	char *link = test_format("%s/nvinterpose-run", test_mkdirs(test_format("%s/bin", destdir)));
+	ck_assert_int_eq(symlink(run_moved, link), 0);
+	run = shell(no_env, test_format("'%s' %s", link, call));
+	ck_assert_msg(test_contains(run.output, "call nvrtc_like_compile: 42"), "%s", run.output);
+
+	/* The installed runtime gone: an error naming where it looked, not the build's runtime. */
+	ck_assert_int_eq(unlink(runtime), 0);
+	run = shell(no_env, test_format("'%s' %s", run_moved, call));
+	ck_assert_msg(run.status == 2 && !test_contains(run.output, "call nvrtc_like_compile"), "%s", run.output);
+	ck_assert_str_eq(run.output, test_format("nvinterpose-run: libnvinterpose.so.0: not found in %s (where it is installed beside this "
+						 "launcher); use --library\n",
+						 real_libdir));
 }
 END_TEST
 
@@ -145,14 +441,24 @@ int main(void)
 	Suite *suite = suite_create("launcher");
 	TCase *tc = tcase_create("launcher");
 	tcase_add_test(tc, test_help_and_version);
+	tcase_add_test(tc, test_options_take_their_value_both_ways_and_abbreviated);
+	tcase_add_test(tc, test_policy_and_log_names_in_any_case);
+	tcase_add_test(tc, test_usage_errors_have_one_shape);
 	tcase_add_test(tc, test_runtime_goes_first_and_keeps_what_was_preloaded);
 	tcase_add_test(tc, test_runtime_is_never_preloaded_twice);
+	tcase_add_test(tc, test_ld_preload_entries_are_not_globbed);
+	tcase_add_test(tc, test_runtime_path_the_loader_cannot_hold_is_refused);
 	tcase_add_test(tc, test_options_become_settings);
+	tcase_add_test(tc, test_print_env_sh_is_eval_safe_and_exported);
+	tcase_add_test(tc, test_print_env_github_lines);
+	tcase_add_test(tc, test_print_env_json_is_one_object);
+	tcase_add_test(tc, test_print_env_checks_inherited_settings);
+	tcase_add_test(tc, test_command_that_cannot_be_run_gets_the_launchers_message);
 	tcase_add_test(tc, test_exit_status_is_the_commands);
 	tcase_add_test(tc, test_report_is_for_the_command_alone);
-	tcase_add_test(tc, test_usage_errors_are_clear);
 	tcase_add_test(tc, test_launched_program_gets_the_fix);
 	tcase_add_test(tc, test_runtime_the_loader_refuses_stops_before_the_command);
+	tcase_add_test(tc, test_installed_launcher_finds_the_runtime_in_a_moved_prefix);
 	suite_add_tcase(suite, tc);
 	return test_main(suite);
 }

@@ -33,9 +33,9 @@ static struct secure_setup prepare(void)
 	chmod(s.root, 0755);
 	char *lib = test_format("%s/runtime", s.root);
 	test_mkdirs(lib);
-	test_copy_file(test_setting("NVI_RUNTIME"), test_format("%s/libnvinterpose.so", lib));
+	test_copy_file(test_setting("NVI_RUNTIME"), test_format("%s/libnvinterpose.so.0", lib));
 	s.program = test_format("%s/api-client", lib);
-	char *command = test_format("'%s' -o '%s' '%s/tests/api_client.c' -I'%s/include' -L'%s' -lnvinterpose -ldl -Wl,-rpath,'%s'",
+	char *command = test_format("'%s' -o '%s' '%s/tests/api_client.c' -I'%s/include' -L'%s' -l:libnvinterpose.so.0 -ldl -Wl,-rpath,'%s'",
 				    test_setting("NVI_CC"), s.program, test_setting("NVI_SOURCE_ROOT"), test_setting("NVI_SOURCE_ROOT"), lib, lib);
 	const char *argv[] = { "/bin/sh", "-c", command, NULL };
 	struct test_run built = test_run(argv, no_env, 120);

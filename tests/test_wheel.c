@@ -44,8 +44,8 @@ static char *find_python(void)
 }
 
 /* The source tree as a checkout has it (tracked and untracked files git does not ignore), or the
-   whole tree less build folders when it is not the top of a checkout (an unpacked meson dist
-   tarball lies inside the checkout's build folder, which git ignores). */
+   whole tree less build folders when it is not the top of a checkout (a source tarball, unpacked
+   where it may lie inside another checkout, as `meson dist` unpacks it inside the build folder). */
 static void copy_source(const char *source, const char *copy)
 {
 	char *command = test_format("mkdir -p '%s' && cd '%s' && if [ \"$(git rev-parse --show-toplevel 2>/dev/null)\" = \"$(pwd -P)\" ]; then "
@@ -81,7 +81,7 @@ static void build_and_install(void)
 	venv_run = test_format("%s/bin/nvinterpose-run", venv);
 	struct test_run site = shell(no_env, test_format("'%s' -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])'", venv_python), 60);
 	site.output[strcspn(site.output, "\n")] = '\0';
-	venv_runtime = test_format("%s/nvinterpose/libnvinterpose.so", site.output);
+	venv_runtime = test_format("%s/nvinterpose/libnvinterpose.so.0", site.output);
 }
 
 static void remove_workspace(void)
@@ -125,7 +125,8 @@ START_TEST(test_wheel_is_py3_none_platform_with_one_runtime_and_no_links)
 	struct test_run run = shell(no_env, test_format("'%s' '%s' '%s'", python, path, wheel), 60);
 	ck_assert_int_eq(run.status, 0);
 	ck_assert_msg(!test_contains(run.output, "link "), "no symbolic links: %s", run.output);
-	ck_assert_msg(test_count(run.output, "libnvinterpose") == 1 && test_contains(run.output, "file nvinterpose/libnvinterpose.so\n"), "%s", run.output);
+	ck_assert_msg(test_count(run.output, "libnvinterpose") == 1 && test_contains(run.output, "file nvinterpose/libnvinterpose.so.0\n"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "file nvinterpose/nvinterpose-run\n"), "the shell launcher: %s", run.output);
 	ck_assert_msg(test_contains(run.output, "file nvinterpose/__init__.py\n") && test_contains(run.output, "file nvinterpose-auto.pth\n"), "%s", run.output);
 	ck_assert_msg(!test_contains(run.output, ".data/"), "nothing outside the package (headers, man pages, data): %s", run.output);
 	const char *tag = strstr(name, "-py3-") + 1;
@@ -164,24 +165,33 @@ START_TEST(test_python_m_nvinterpose_run_preloads_the_venvs_runtime)
 }
 END_TEST
 
+/* The package's launcher is the shell launcher (its options, messages and statuses: the launcher
+   suite), finding the package's runtime beside itself. */
 START_TEST(test_launcher_options_status_and_errors)
 {
 	struct test_run help = shell(no_env, test_format("'%s' --help", venv_run), 60);
-	ck_assert_msg(help.status == 0 && test_contains(help.output, "Usage: python -m nvinterpose run [OPTIONS] [--] COMMAND"), "%s", help.output);
+	ck_assert_msg(help.status == 0 && test_contains(help.output, "Usage: nvinterpose-run [OPTIONS] [--] COMMAND [ARGS...]"), "%s", help.output);
+	struct test_run module_help = shell(no_env, test_format("'%s' -m nvinterpose run --help", venv_python), 60);
+	ck_assert_str_eq(module_help.output, help.output);
 	struct test_run version = shell(no_env, test_format("'%s' -m nvinterpose --version", venv_python), 60);
 	ck_assert_msg(version.status == 0 && test_contains(version.output, test_format(", %s)", venv_runtime)), "%s", version.output);
-	const char *env[] = { "LD_PRELOAD=/opt/a/liba.so /opt/b/libnvinterpose.so", NULL };
+	const char *env[] = { "LD_PRELOAD=/opt/b/libnvinterpose.so.0", NULL };
 	struct test_run printed = shell(env, test_format("'%s' --log info --print-env", venv_run), 60);
-	ck_assert_msg(test_contains(printed.output, test_format("LD_PRELOAD=%s:/opt/a/liba.so\nNVINTERPOSE_LOG=info\n", venv_runtime)), "%s", printed.output);
+	ck_assert_msg(test_contains(printed.output, test_format("export LD_PRELOAD='%s'\nexport NVINTERPOSE_LOG='info'\n", venv_runtime)), "%s",
+		      printed.output);
 	struct test_run status = shell(no_env, test_format("'%s' -- sh -c 'exit 7'", venv_run), 60);
 	ck_assert_int_eq(status.status, 7);
-	struct test_run missing = shell(no_env, test_format("'%s' -- no-such-command-anywhere", venv_run), 60);
-	ck_assert_msg(missing.status == 127 && test_contains(missing.output, "nvinterpose-run: command not found: no-such-command-anywhere"), "%d %s",
+	struct test_run missing = shell(no_env, test_format("'%s' -m nvinterpose run -- no-such-command-anywhere", venv_python), 60);
+	ck_assert_msg(missing.status == 127 && test_contains(missing.output, "nvinterpose-run: no-such-command-anywhere: command not found\n"), "%d %s",
 		      missing.status, missing.output);
 	struct test_run bad = shell(no_env, test_format("'%s' --policy sometimes -- true", venv_run), 60);
-	ck_assert_msg(bad.status == 2 && test_contains(bad.output, "--policy: 'sometimes' is not one of fallback, coherent, off"), "%s", bad.output);
+	ck_assert_msg(bad.status == 2 && test_contains(bad.output, "nvinterpose-run: --policy: 'sometimes' is not one of fallback, coherent, off\n"
+								  "Try 'nvinterpose-run --help' for more information.\n"),
+		      "%s", bad.output);
 	struct test_run unknown = shell(no_env, test_format("'%s' -m nvinterpose bogus", venv_python), 60);
-	ck_assert_msg(unknown.status == 2 && test_contains(unknown.output, "nvinterpose: unknown command 'bogus'"), "%s", unknown.output);
+	ck_assert_msg(unknown.status == 2 && test_contains(unknown.output, "nvinterpose: bogus: unknown command (run or inspect)\n"
+									  "Try 'python -m nvinterpose --help' for more information.\n"),
+		      "%s", unknown.output);
 }
 END_TEST
 
@@ -212,7 +222,8 @@ START_TEST(test_import_uses_the_runtime_already_in_the_process)
 	struct test_run run = shell(env, test_format("'%s' -c \"%s\"", venv_python, script), 60);
 	ck_assert_msg(test_contains(run.output, test_format("serving: %s\n", test_setting("NVI_RUNTIME"))), "%s", run.output);
 	ck_assert_msg(test_contains(run.output, "patches: 0\n"), "%s", run.output);
-	ck_assert_msg(test_contains(run.output, test_format("mapped: ['%s']\n", test_setting("NVI_RUNTIME"))), "%s", run.output);
+	/* The maps name the file, not the soname's link to it. */
+	ck_assert_msg(test_contains(run.output, test_format("mapped: ['%s']\n", realpath(test_setting("NVI_RUNTIME"), NULL))), "%s", run.output);
 	/* Attached from elsewhere first (RTLD_LOCAL): the venv's copy is loaded, defers and forwards. */
 	struct test_run attached = shell(no_env, test_format("'%s' -c \"import ctypes; ctypes.CDLL('%s'); %s\"", venv_python, test_setting("NVI_RUNTIME"), script), 60);
 	ck_assert_msg(test_contains(attached.output, test_format("serving: %s\n", test_setting("NVI_RUNTIME"))), "%s", attached.output);

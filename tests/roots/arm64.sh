@@ -33,7 +33,7 @@ if [ ! -f "$build/build.ninja" ]; then
 fi
 ninja -C "$build" >"$build_root/arm64-build.log" 2>&1 ||
 	{ grep -E 'error|FAILED' "$build_root/arm64-build.log" | head -n 20; fail "the aarch64 cross build (log: $build_root/arm64-build.log)"; }
-echo "cross-built in $(($(now) - started)) s; the runtime's highest glibc version: $(aarch64-linux-gnu-objdump -T "$build/libnvinterpose.so" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -n 1)"
+echo "cross-built in $(($(now) - started)) s; the runtime's highest glibc version: $(aarch64-linux-gnu-objdump -T "$build/libnvinterpose.so.0" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -n 1)"
 
 root_meson "$root"
 # qemu-user for the BTI test, which runs its probe with -cpu max.

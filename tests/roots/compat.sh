@@ -40,7 +40,7 @@ echo "tests built in the root in $(($(now) - started)) s"
 
 # The runtime under test is this machine's build: it replaces the root's own, so the tests, the
 # launcher and the API client all load it.
-cp -f "$NVI_RUNTIME" "$build/libnvinterpose.so"
+cp -f "$NVI_RUNTIME" "$build/libnvinterpose.so.0"
 cp -f "$NVI_RUNTIME_O0" "$build/tests/libnvinterpose-O0.so"
 echo "runtime: $NVI_RUNTIME, highest glibc version: $(objdump -T "$NVI_RUNTIME" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -n 1)"
 

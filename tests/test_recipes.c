@@ -1,0 +1,280 @@
+/* The README's recipes for CI and test harnesses, each run here as the README gives it, on the
+   NVRTC-like stand-in (its builtins are found only with the runtime): a GitHub Actions step
+   appending to $GITHUB_ENV (the runner simulated: the file read as the runner reads it, the next
+   step run with what it says), tox with and without passenv, pytest, `meson test --wrapper`,
+   add_test_setup(exe_wrapper: ...) and a container image's ENV line. One recipe a run (the
+   argument); exits 77, saying why, where the recipe's tool is missing. */
+#define _GNU_SOURCE
+#include "common.h"
+#include "standins.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *const no_env[] = { NULL };
+static const char *recipe;
+
+static struct test_run shell(const char *const *env, const char *command, int timeout)
+{
+	const char *argv[] = { "/bin/sh", "-c", command, NULL };
+	return test_run(argv, env, timeout);
+}
+
+static bool on_path(const char *tool)
+{
+	char *command = NULL;
+	bool found = asprintf(&command, "command -v '%s' >/dev/null 2>&1", tool) > 0 && system(command) == 0;
+	free(command);
+	return found;
+}
+
+/* A folder with nvinterpose-run in it, as an installed one would be on PATH (a link to the
+   build's: the launcher finds the runtime from where the link leads). */
+static const char *launcher_folder(void)
+{
+	const char *bin = test_mkdirs(test_format("%s/bin", test_tmpdir()));
+	ck_assert_int_eq(symlink(test_setting("NVI_RUN"), test_format("%s/nvinterpose-run", bin)), 0);
+	return bin;
+}
+
+static const char *path_with(const char *folder) { return test_format("PATH=%s:%s", folder, getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin"); }
+
+/* The README's line that starts with prefix, and the indented lines under it. */
+static char *readme_block(const char *prefix)
+{
+	char *readme = test_read_file(test_format("%s/README.md", test_setting("NVI_SOURCE_ROOT")));
+	char *start = strstr(readme, prefix);
+	ck_assert_msg(start, "README.md has no %s", prefix);
+	char *end = strchr(start, '\n');
+	while (end && (strncmp(end + 1, "    ", 4) == 0 || strncmp(end + 1, "\t", 1) == 0))
+		end = strchr(end + 1, '\n');
+	return test_format("%.*s\n", end ? (int)(end - start) : (int)strlen(start), start);
+}
+
+/* The stand-in's check: "call nvrtc_like_compile: 42" with the runtime, an error without. */
+static char *nvrtc_call(const struct standin_wheel *wheel)
+{
+	return test_format("'%s' call '%s' nvrtc_like_compile", test_setting("NVI_PROBE"), wheel->nvrtc);
+}
+
+static bool fixed(const struct test_run *run) { return test_contains(run->output, "call nvrtc_like_compile: 42"); }
+
+/* GitHub Actions:
+     - run: nvinterpose-run --print-env=github >> "$GITHUB_ENV"
+     - run: ...
+   The runner gives each step a fresh shell; after a step it reads $GITHUB_ENV, NAME=value lines
+   and NAME<<DELIMITER blocks, into the environment of the steps after it. */
+static const char *const *github_runner_reads(const char *file)
+{
+	char *text = test_read_file(file);
+	static const char *env[32];
+	size_t count = 0;
+	for (char *line = text; line && *line && count < 31;) {
+		char *end = strchr(line, '\n');
+		if (end)
+			*end = '\0';
+		char *equals = strchr(line, '='), *heredoc = strstr(line, "<<");
+		if (heredoc && (!equals || heredoc < equals)) {
+			char *name = test_format("%.*s", (int)(heredoc - line), line), *delimiter = heredoc + 2, *value = test_format("%s", "");
+			for (line = end ? end + 1 : NULL; line && *line;) {
+				end = strchr(line, '\n');
+				if (end)
+					*end = '\0';
+				if (strcmp(line, delimiter) == 0)
+					break;
+				value = test_format("%s%s%s", value, value[0] ? "\n" : "", line);
+				line = end ? end + 1 : NULL;
+			}
+			env[count++] = test_format("%s=%s", name, value);
+		} else if (equals) {
+			env[count++] = line;
+		}
+		line = end ? end + 1 : NULL;
+	}
+	env[count] = NULL;
+	return env;
+}
+
+START_TEST(test_github_actions_step_sets_the_environment_of_the_next_steps)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	char *github_env = test_format("%s/github_env", wheel.root);
+	test_write_file(github_env, "");
+	/* The README's step, with the launcher the build made. */
+	char *step = test_readme_line("- run: nvinterpose-run --print-env");
+	step += strlen("- run: ");
+	const char *const step_env[] = { test_format("GITHUB_ENV=%s", github_env), path_with(launcher_folder()), NULL };
+	struct test_run first = shell(step_env, test_format("%s --policy=coherent", step), 60);
+	ck_assert_msg(first.status == 0, "%s", first.output);
+	const char *const *next_env = github_runner_reads(github_env);
+	struct test_run next = shell(next_env, test_format("echo \"policy: $NVINTERPOSE_POLICY\"; %s", nvrtc_call(&wheel)), 60);
+	ck_assert_msg(fixed(&next) && test_contains(next.output, "policy: coherent\n"), "%s\n%s", test_read_file(github_env), next.output);
+	struct test_run without = shell(no_env, nvrtc_call(&wheel), 60);
+	ck_assert_msg(!fixed(&without), "%s", without.output);
+}
+END_TEST
+
+/* tox builds each test environment from a short list of variables: LD_PRELOAD set around tox is
+   dropped, silently, unless passenv names it (the README's lines). */
+START_TEST(test_tox_passes_the_runtime_on_only_with_passenv)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	char *passenv = readme_block("passenv =");
+	ck_assert_msg(test_contains(passenv, "LD_PRELOAD") && test_contains(passenv, "NVINTERPOSE_"), "%s", passenv);
+	for (int with = 0; with < 2; with++) {
+		char *project = test_format("%s/project%d", wheel.root, with);
+		test_mkdirs(project);
+		test_write_file(test_format("%s/tox.ini", project),
+				test_format("[tox]\nskipsdist = true\nenvlist = stand-in\n\n[testenv]\nskip_install = true\n%s"
+					    "allowlist_externals = %s\ncommands = %s call %s nvrtc_like_compile\n",
+					    with ? passenv : "", test_setting("NVI_PROBE"), test_setting("NVI_PROBE"), wheel.nvrtc));
+		struct test_run run = shell(no_env, test_format("cd '%s' && '%s' -- tox --workdir '%s/.tox' 2>&1", project, test_setting("NVI_RUN"), project),
+					    300);
+		ck_assert_msg(run.status == 0, "tox: %d\n%s", run.status, run.output);
+		if (with)
+			ck_assert_msg(fixed(&run), "with passenv:\n%s", run.output);
+		else
+			ck_assert_msg(!fixed(&run) && test_contains(run.output, "nvrtc-like: error: failed to open libnvrtc-builtins.so.77.1"),
+				      "without passenv the runtime is dropped:\n%s", run.output);
+	}
+}
+END_TEST
+
+static char *pytest_file(const struct standin_wheel *wheel)
+{
+	char *file = test_format("%s/test_nvrtc.py", wheel->root);
+	test_write_file(file, test_format("import ctypes\n\n\ndef test_nvrtc_finds_its_builtins():\n"
+					  "    assert ctypes.CDLL('%s').nvrtc_like_compile() == 42\n",
+					  wheel->nvrtc));
+	return file;
+}
+
+START_TEST(test_pytest_under_the_launcher)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	char *file = pytest_file(&wheel);
+	char *command = test_format("cd '%s' && %%s pytest -q -p no:cacheprovider '%s'", wheel.root, file);
+	struct test_run plain = shell(no_env, test_format(command, ""), 120);
+	ck_assert_msg(plain.status == 1, "fails without: %d\n%s", plain.status, plain.output);
+	struct test_run run = shell(no_env, test_format(command, test_format("'%s' --", test_setting("NVI_RUN"))), 120);
+	ck_assert_msg(run.status == 0 && test_contains(run.output, "1 passed"), "%d\n%s", run.status, run.output);
+}
+END_TEST
+
+/* A meson project whose test is the stand-in's check (extra: more of its meson.build). */
+static char *meson_project(const struct standin_wheel *wheel, const char *extra)
+{
+	char *source = test_format("%s/meson-project", wheel->root), *build = test_format("%s/build", wheel->root);
+	test_mkdirs(source);
+	test_write_file(test_format("%s/meson.build", source),
+			test_format("project('recipe')\nsh = find_program('sh')\n"
+				    "test('nvrtc', sh, args: ['-c', '\"$0\" call \"$1\" nvrtc_like_compile | grep \": 42$\"', '%s', '%s'])\n%s",
+				    test_setting("NVI_PROBE"), wheel->nvrtc, extra));
+	struct test_run setup = shell(no_env, test_format("'%s' setup '%s' '%s'", test_setting("NVI_MESON"), build, source), 120);
+	ck_assert_msg(setup.status == 0, "%s", setup.output);
+	return build;
+}
+
+START_TEST(test_meson_test_wrapper)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	char *build = meson_project(&wheel, "");
+	char *line = test_readme_line("meson test -C build --wrapper nvinterpose-run");
+	const char *const env[] = { path_with(launcher_folder()), NULL };
+	struct test_run plain = shell(env, test_format("'%s' test -C '%s'", test_setting("NVI_MESON"), build), 120);
+	ck_assert_msg(plain.status != 0, "fails without: %s", plain.output);
+	/* The README's command, in the project's build folder. */
+	struct test_run run = shell(env, test_format("cd '%s/..' && %s", build, line), 120);
+	ck_assert_msg(run.status == 0, "%s: %d\n%s", line, run.status, run.output);
+}
+END_TEST
+
+START_TEST(test_meson_test_setup_with_the_launcher_as_exe_wrapper)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	char *setup = test_readme_line("add_test_setup('nvinterpose'");
+	char *build = meson_project(&wheel, test_format("%s\n", setup));
+	const char *const env[] = { path_with(launcher_folder()), NULL };
+	struct test_run plain = shell(env, test_format("'%s' test -C '%s'", test_setting("NVI_MESON"), build), 120);
+	ck_assert_msg(plain.status != 0, "fails without: %s", plain.output);
+	struct test_run run = shell(env, test_format("'%s' test -C '%s' --setup nvinterpose", test_setting("NVI_MESON"), build), 120);
+	ck_assert_msg(run.status == 0, "%s: %d\n%s", setup, run.status, run.output);
+}
+END_TEST
+
+/* A container image: the project installed with meson's defaults, and the README's ENV line. Run
+   here as the image would, with the installed tree under a DESTDIR. */
+START_TEST(test_container_image_env_line)
+{
+	char *line = test_readme_line("ENV LD_PRELOAD=");
+	char *value = line + strlen("ENV LD_PRELOAD=");
+	char *destdir = test_meson_install();
+	if (!destdir)
+		return;
+	char *installed = test_format("%s%s", destdir, value);
+	ck_assert_msg(access(installed, R_OK) == 0, "the README's %s names no file `meson install` puts there", line);
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	const char *const env[] = { test_format("LD_PRELOAD=%s", installed), NULL };
+	struct test_run run = shell(env, nvrtc_call(&wheel), 60);
+	ck_assert_msg(fixed(&run), "%s", run.output);
+	struct test_run without = shell(no_env, nvrtc_call(&wheel), 60);
+	ck_assert_msg(!fixed(&without), "%s", without.output);
+	/* The line the installed launcher prints for any other image. */
+	struct test_run printed = shell(no_env, test_format("'%s%s/%s/nvinterpose-run' --print-env=github", destdir, test_setting("NVI_PREFIX"),
+							    test_setting("NVI_BINDIR")),
+					60);
+	ck_assert_str_eq(printed.output, test_format("LD_PRELOAD=%s\n", installed));
+}
+END_TEST
+
+/* Why a recipe cannot run here, or NULL. */
+static const char *missing(void)
+{
+	if (strcmp(recipe, "tox") == 0 && !on_path("tox"))
+		return "tox is not installed (Debian: apt-get install tox)";
+	if (strcmp(recipe, "pytest") == 0 && !on_path("pytest"))
+		return "pytest is not installed (Debian: apt-get install python3-pytest)";
+	if ((strncmp(recipe, "meson", 5) == 0 || strcmp(recipe, "container") == 0) && !(getenv("NVI_MESON") && getenv("NVI_MESON")[0]))
+		return "meson was not found when the tests were configured";
+	if (strcmp(recipe, "container") == 0) {
+		/* The README's line is for an image made with meson's defaults on Debian x86-64. */
+		const char *prefix = getenv("NVI_PREFIX"), *libdir = getenv("NVI_LIBDIR");
+		static char expected[4096];
+		snprintf(expected, sizeof(expected), "%s/%s/libnvinterpose.so.0", prefix ? prefix : "", libdir ? libdir : "");
+		if (strcmp(expected, "/usr/local/lib/x86_64-linux-gnu/libnvinterpose.so.0") != 0)
+			return "this build installs the runtime elsewhere than the README's ENV line names (meson's defaults on Debian x86-64)";
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	static const char *const names[] = { "github", "tox", "pytest", "meson-wrapper", "meson-setup", "container" };
+	recipe = argc > 1 ? argv[1] : "";
+	size_t i = 0;
+	while (i < sizeof(names) / sizeof(names[0]) && strcmp(names[i], recipe) != 0)
+		i++;
+	if (i == sizeof(names) / sizeof(names[0])) {
+		fprintf(stderr, "test_recipes: give one recipe: github, tox, pytest, meson-wrapper, meson-setup, container\n");
+		return 2;
+	}
+	const char *why = missing();
+	if (why) {
+		printf("SKIP: %s\n", why);
+		return TEST_SKIP;
+	}
+	Suite *suite = suite_create("recipes");
+	TCase *tc = tcase_create(recipe);
+	tcase_set_timeout(tc, 300);
+	switch (i) {
+	case 0: tcase_add_test(tc, test_github_actions_step_sets_the_environment_of_the_next_steps); break;
+	case 1: tcase_add_test(tc, test_tox_passes_the_runtime_on_only_with_passenv); break;
+	case 2: tcase_add_test(tc, test_pytest_under_the_launcher); break;
+	case 3: tcase_add_test(tc, test_meson_test_wrapper); break;
+	case 4: tcase_add_test(tc, test_meson_test_setup_with_the_launcher_as_exe_wrapper); break;
+	default: tcase_add_test(tc, test_container_image_env_line); break;
+	}
+	suite_add_tcase(suite, tc);
+	return test_main(suite);
+}

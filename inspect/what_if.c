@@ -2,6 +2,7 @@
 #include "what_if.h"
 
 #include "libnames.h"
+#include "log.h"
 #include "registry.h"
 #include "search.h"
 #include "string_map.h"
@@ -226,6 +227,40 @@ static void register_folder_of(struct what_if *what_if, const char *file)
 	free(folder);
 }
 
+/* The trust rule judges for the process of --pid (its effective user and groups), else for the
+   inspector's own user. */
+static struct platform_identity process_identity;
+
+bool what_if_parse_status(const char *status, struct platform_identity *who)
+{
+	/* "Uid:\treal\teffective\tsaved\tfs", "Gid:" likewise, "Groups:\tg1 g2 ...". */
+	memset(who, 0, sizeof(*who));
+	bool have_user = false, have_group = false;
+	for (const char *line = status; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		unsigned long long real, effective;
+		if (sscanf(line, "Uid: %llu %llu", &real, &effective) == 2) {
+			who->user = effective;
+			have_user = true;
+		} else if (sscanf(line, "Gid: %llu %llu", &real, &effective) == 2 && who->group_count < PLATFORM_MAX_GROUPS) {
+			who->groups[who->group_count++] = effective;
+			have_group = true;
+		} else if (strncmp(line, "Groups:", 7) == 0) {
+			const char *s = line + 7;
+			char *end;
+			for (unsigned long long group; who->group_count < PLATFORM_MAX_GROUPS; s = end) {
+				while (*s == ' ' || *s == '\t')
+					s++;
+				if (*s < '0' || *s > '9')
+					break;
+				group = strtoull(s, &end, 10);
+				who->groups[who->group_count++] = group;
+			}
+		}
+	}
+	who->known = have_user && have_group;
+	return who->known;
+}
+
 int what_if_read_process(struct what_if *what_if, struct file_probe *probe, int pid, char **library_path,
 			 char **nvinterpose_path, char *message, size_t size)
 {
@@ -282,6 +317,13 @@ int what_if_read_process(struct what_if *what_if, struct file_probe *probe, int 
 		free(loaded[i]);
 	free(loaded);
 	free(maps);
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	char *status = read_proc_file(path, &length);
+	if (!status || !what_if_parse_status(status, &process_identity)) {
+		free(status);
+		return say(message, size, "--pid %s: cannot read its user and groups from %s", pid_text, path);
+	}
+	free(status);
 	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
 	char *environ_text = read_proc_file(path, &length);
 	if (environ_text) {
@@ -306,6 +348,7 @@ void what_if_configure(struct what_if *what_if, const char *nvinterpose_path)
 	config_read(&config, what_if_getenv, false);
 	config.policy = what_if->policy;
 	config_set(&config);
+	log_set_level(LOG_WARN); /* the trust rule's skips, as the runtime would say them */
 }
 
 void what_if_free(struct what_if *what_if)
@@ -342,7 +385,8 @@ char *what_if_candidate(struct file_probe *probe, const char *name, const char *
 			enum how *how)
 {
 	struct candidate candidate = { .probe = probe };
-	struct search_request request = { .name = name, .caller_folder = asker_folder, .caller_folder_only = folder_only };
+	struct search_request request = { .name = name, .caller_folder = asker_folder, .caller_folder_only = folder_only,
+					  .who = process_identity.known ? &process_identity : NULL };
 	if (!search_candidates(&request, take_loadable, &candidate))
 		return NULL;
 	switch (candidate.step) {

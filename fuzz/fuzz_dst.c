@@ -13,12 +13,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define CAPACITY 8
 
+/* A value that cannot complete a token with the literal text around it: not empty ("${LIB$LIB}"
+   with an empty $LIB leaves the literal "${LIB}", as glibc's single pass does), and no '$', brace
+   or capital letter (the tokens' names are capitals). */
 static bool plain(const char *value)
 {
 	for (const char *s = value; *s; s++)
-		if (*s == '$' || *s == '{' || (*s >= 'A' && *s <= 'Z'))
+		if (*s == '$' || *s == '{' || *s == '}' || (*s >= 'A' && *s <= 'Z'))
 			return false;
-	return true;
+	return value[0] != '\0';
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -30,7 +33,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	int count = dst_expand_search_path(list, origin, lib, platform, elements, CAPACITY);
 	if (count < 0)
 		abort();
-	/* A value with a '$', a '{' or a capital letter could complete a token after a literal '$'. */
 	bool plain_values = origin && lib && platform && plain(origin) && plain(lib) && plain(platform);
 	for (int i = 0; i < count && i < CAPACITY; i++) {
 		if (!elements[i])

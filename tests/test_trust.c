@@ -395,7 +395,7 @@ int main(void)
 		return TEST_SKIP;
 	}
 	Suite *suite = suite_create("trust");
-	TCase *tc = tcase_create("trust");
+	TCase *tc = tcase_create("rooms");
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, test_rule_judges_owner_and_who_else_may_write, 0, (int)(sizeof(rule_rows) / sizeof(rule_rows[0])));
 	tcase_add_test(tc, test_rule_is_not_applied_without_identity_facts);
@@ -410,8 +410,12 @@ int main(void)
 	tcase_add_test(tc, test_conda_environment_owned_by_an_admin_account_keeps_its_siblings);
 	tcase_add_test(tc, test_group_writable_setgid_project_environment_serves_its_group_only);
 	tcase_add_test(tc, test_container_image_made_group_writable_for_arbitrary_uids_is_used);
-	tcase_add_test(tc, test_runtime_loads_no_sibling_another_user_created_under_a_world_writable_nvidia);
-	tcase_add_test(tc, test_runtime_loads_nothing_from_an_nvinterpose_path_entry_anyone_may_write);
 	suite_add_tcase(suite, tc);
+	/* The runtime preloaded in child processes: the preload suite's (CK_RUN_CASE picks one case). */
+	TCase *runtime = tcase_create("runtime");
+	tcase_set_timeout(runtime, 120);
+	tcase_add_test(runtime, test_runtime_loads_no_sibling_another_user_created_under_a_world_writable_nvidia);
+	tcase_add_test(runtime, test_runtime_loads_nothing_from_an_nvinterpose_path_entry_anyone_may_write);
+	suite_add_tcase(suite, runtime);
 	return test_main(suite);
 }

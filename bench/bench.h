@@ -37,6 +37,16 @@ size_t bench_cases(enum group_kind kind, int param, const struct bench_case **ca
 /* The q-quantile of the finite values among n (linear between ranks); NAN when there are none. */
 double bench_quantile(const double *values, size_t n, double q);
 
+/* Fisher's exact test, one-sided: the probability of k1 or more events of n1 trials in the first
+   group when k2 of n2 fell in the second and both share one rate (small: the first is worse). */
+double bench_fisher_greater(long k1, long n1, long k2, long n2);
+/* The highest event rate that k events in n trials leave plausible at that confidence (one-sided
+   Clopper-Pearson; 0.95: 3/n for k = 0). */
+double bench_rate_upper_bound(long k, long n, double confidence);
+/* The sign test, one-sided: the probability that more or more of more + less differing pairs
+   favour the first when neither is favoured. */
+double bench_sign_test_greater(long more, long less);
+
 /* The toolkit libraries the first-loads case loads, present in folder, as paths; how many. */
 size_t bench_toolkit_libraries(const char *folder, char paths[][4096], size_t capacity);
 

@@ -1,4 +1,5 @@
-/* Quantiles of a sample: a child's blocks, the rounds of an arm, the rounds' ratios. */
+/* Quantiles of a sample (a child's blocks, the rounds of an arm, the rounds' ratios), and the tests of
+   counts the fork benchmark reports. */
 #include "bench.h"
 
 #include <math.h>
@@ -26,4 +27,59 @@ double bench_quantile(const double *values, size_t n, double q)
 	}
 	free(sorted);
 	return result;
+}
+
+/* log of n choose k */
+static double log_choose(double n, double k) { return lgamma(n + 1) - lgamma(k + 1) - lgamma(n - k + 1); }
+
+double bench_fisher_greater(long k1, long n1, long k2, long n2)
+{
+	/* Given k1 + k2 events among n1 + n2 trials, how likely k1 or more fall among the first n1 if
+	   both groups share one rate: the hypergeometric upper tail. */
+	long total = k1 + k2, high = total < n1 ? total : n1;
+	double log_all = log_choose((double)(n1 + n2), (double)total), p = 0;
+	for (long k = k1; k <= high; k++)
+		if (total - k <= n2)
+			p += exp(log_choose((double)n1, (double)k) + log_choose((double)n2, (double)(total - k)) - log_all);
+	return p > 1 ? 1 : p;
+}
+
+/* P(Binomial(n, rate) <= k) */
+static double binomial_cdf(long k, long n, double rate)
+{
+	if (rate <= 0)
+		return 1;
+	if (rate >= 1)
+		return k >= n ? 1 : 0;
+	double p = 0;
+	for (long i = 0; i <= k; i++)
+		p += exp(log_choose((double)n, (double)i) + (double)i * log(rate) + (double)(n - i) * log1p(-rate));
+	return p > 1 ? 1 : p;
+}
+
+double bench_rate_upper_bound(long k, long n, double confidence)
+{
+	/* Clopper-Pearson, one-sided: the rate at which k or fewer events are as unlikely as
+	   1 - confidence (3/n for k = 0 at 95%, the rule of three). */
+	if (n <= 0)
+		return 1;
+	if (k >= n)
+		return 1;
+	double low = (double)k / (double)n, high = 1;
+	for (int i = 0; i < 100; i++) {
+		double mid = (low + high) / 2;
+		if (binomial_cdf(k, n, mid) > 1 - confidence)
+			low = mid;
+		else
+			high = mid;
+	}
+	return high;
+}
+
+double bench_sign_test_greater(long more, long less)
+{
+	/* Of the pairs that differ, how likely this many or more favour the first if either is as
+	   likely: the binomial upper tail at one half. */
+	long n = more + less;
+	return more <= 0 ? 1 : 1 - binomial_cdf(more - 1, n, 0.5);
 }

@@ -2,6 +2,7 @@
 #include "what_if.h"
 
 #include "libnames.h"
+#include "log.h"
 #include "registry.h"
 #include "search.h"
 #include "string_map.h"
@@ -100,13 +101,34 @@ static char *read_proc_file(const char *path, size_t *length)
 	return data;
 }
 
-static char *environment_value(const char *environ_text, size_t length, const char *name)
+char *what_if_environment_value(const char *environ_text, size_t length, const char *name)
 {
 	size_t n = strlen(name);
-	for (const char *s = environ_text; s < environ_text + length; s += strlen(s) + 1)
-		if (strncmp(s, name, n) == 0 && s[n] == '=')
-			return strdup(s + n + 1);
+	const char *end = environ_text + length;
+	for (const char *s = environ_text; s < end; s += strnlen(s, (size_t)(end - s)) + 1)
+		if ((size_t)(end - s) > n && memcmp(s, name, n) == 0 && s[n] == '=')
+			return strndup(s + n + 1, (size_t)(end - s) - n - 1);
 	return NULL;
+}
+
+void what_if_mapped_files(char *maps, void (*visit)(const char *path, void *arg), void *arg)
+{
+	struct string_map seen = { 0 };
+	for (char *line = maps, *end; line && *line; line = end ? end + 1 : NULL) {
+		end = strchr(line, '\n');
+		if (end)
+			*end = '\0';
+		/* address perms offset device inode path: the path is what follows the fifth field. */
+		char *file = strchr(line, '/');
+		if (!file || string_map_get(&seen, file))
+			continue;
+		size_t n = strlen(file);
+		if (n > 10 && strcmp(file + n - 10, " (deleted)") == 0)
+			continue;
+		string_map_put(&seen, file, file);
+		visit(file, arg);
+	}
+	string_map_clear(&seen, NULL);
 }
 
 static void add_mapped(struct what_if *what_if, struct file_probe *probe, const char *path)
@@ -226,6 +248,67 @@ static void register_folder_of(struct what_if *what_if, const char *file)
 	free(folder);
 }
 
+/* The trust rule judges for the process of --pid (its effective user and groups), else for the
+   inspector's own user. */
+static struct platform_identity process_identity;
+
+bool what_if_parse_status(const char *status, struct platform_identity *who)
+{
+	/* "Uid:\treal\teffective\tsaved\tfs", "Gid:" likewise, "Groups:\tg1 g2 ...". */
+	memset(who, 0, sizeof(*who));
+	bool have_user = false, have_group = false;
+	for (const char *line = status; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		unsigned long long real, effective;
+		if (sscanf(line, "Uid: %llu %llu", &real, &effective) == 2) {
+			who->user = effective;
+			have_user = true;
+		} else if (sscanf(line, "Gid: %llu %llu", &real, &effective) == 2 && who->group_count < PLATFORM_MAX_GROUPS) {
+			who->groups[who->group_count++] = effective;
+			have_group = true;
+		} else if (strncmp(line, "Groups:", 7) == 0) {
+			const char *s = line + 7;
+			char *end;
+			for (unsigned long long group; who->group_count < PLATFORM_MAX_GROUPS; s = end) {
+				while (*s == ' ' || *s == '\t')
+					s++;
+				if (*s < '0' || *s > '9')
+					break;
+				group = strtoull(s, &end, 10);
+				who->groups[who->group_count++] = group;
+			}
+		}
+	}
+	who->known = have_user && have_group;
+	return who->known;
+}
+
+struct mapped_visit {
+	struct what_if *what_if;
+	struct file_probe *probe;
+	struct string_map *seen; /* the loaded objects' names and identities, then the mapped files' */
+};
+
+/* A file mapped in the process: what else is mapped, in address order, after the objects of its
+   list of loaded objects. */
+static void visit_mapped(const char *file, void *arg)
+{
+	struct mapped_visit *visit = arg;
+	if (string_map_get(visit->seen, file))
+		return;
+	string_map_put(visit->seen, file, visit); /* a mark: the value is never read */
+	const struct probed_file *probed = file_probe_path(visit->probe, file);
+	char key[48];
+	if (probed && probed->result == PROBE_FOUND) {
+		snprintf(key, sizeof(key), "%llx:%llx", (unsigned long long)probed->device, (unsigned long long)probed->inode);
+		if (string_map_get(visit->seen, key))
+			return; /* in the list of loaded objects under the name it was loaded as */
+	}
+	add_mapped(visit->what_if, visit->probe, file);
+	/* The kernel names a mapping by its real path, which is what the runtime registers for a
+	   library loaded through links only if it was loaded by that path. */
+	register_folder_of(visit->what_if, file);
+}
+
 int what_if_read_process(struct what_if *what_if, struct file_probe *probe, int pid, char **library_path,
 			 char **nvinterpose_path, char *message, size_t size)
 {
@@ -253,40 +336,25 @@ int what_if_read_process(struct what_if *what_if, struct file_probe *probe, int 
 		add_mapped(what_if, probe, loaded[i]);
 		register_folder_of(what_if, loaded[i]);
 	}
-	for (char *line = maps, *end; line && *line; line = end ? end + 1 : NULL) {
-		end = strchr(line, '\n');
-		if (end)
-			*end = '\0';
-		/* address perms offset device inode path: the path is what follows the fifth field. */
-		char *file = strchr(line, '/');
-		if (!file || string_map_get(&seen, file))
-			continue;
-		size_t n = strlen(file);
-		if (n > 10 && strcmp(file + n - 10, " (deleted)") == 0)
-			continue;
-		string_map_put(&seen, file, file);
-		const struct probed_file *probed = file_probe_path(probe, file);
-		char key[48];
-		if (probed && probed->result == PROBE_FOUND) {
-			snprintf(key, sizeof(key), "%llx:%llx", (unsigned long long)probed->device, (unsigned long long)probed->inode);
-			if (string_map_get(&seen, key))
-				continue; /* in the list of loaded objects under the name it was loaded as */
-		}
-		add_mapped(what_if, probe, file);
-		/* The kernel names a mapping by its real path, which is what the runtime registers for a
-		   library loaded through links only if it was loaded by that path. */
-		register_folder_of(what_if, file);
-	}
+	struct mapped_visit visit = { what_if, probe, &seen };
+	what_if_mapped_files(maps, visit_mapped, &visit);
 	string_map_clear(&seen, NULL);
 	for (size_t i = 0; i < loaded_count; i++)
 		free(loaded[i]);
 	free(loaded);
 	free(maps);
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	char *status = read_proc_file(path, &length);
+	if (!status || !what_if_parse_status(status, &process_identity)) {
+		free(status);
+		return say(message, size, "--pid %s: cannot read its user and groups from %s", pid_text, path);
+	}
+	free(status);
 	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
 	char *environ_text = read_proc_file(path, &length);
 	if (environ_text) {
-		*library_path = environment_value(environ_text, length, "LD_LIBRARY_PATH");
-		*nvinterpose_path = environment_value(environ_text, length, "NVINTERPOSE_PATH");
+		*library_path = what_if_environment_value(environ_text, length, "LD_LIBRARY_PATH");
+		*nvinterpose_path = what_if_environment_value(environ_text, length, "NVINTERPOSE_PATH");
 		free(environ_text);
 	}
 	return 0;
@@ -306,6 +374,7 @@ void what_if_configure(struct what_if *what_if, const char *nvinterpose_path)
 	config_read(&config, what_if_getenv, false);
 	config.policy = what_if->policy;
 	config_set(&config);
+	log_set_level(LOG_WARN); /* the trust rule's skips, as the runtime would say them */
 }
 
 void what_if_free(struct what_if *what_if)
@@ -342,7 +411,8 @@ char *what_if_candidate(struct file_probe *probe, const char *name, const char *
 			enum how *how)
 {
 	struct candidate candidate = { .probe = probe };
-	struct search_request request = { .name = name, .caller_folder = asker_folder, .caller_folder_only = folder_only };
+	struct search_request request = { .name = name, .caller_folder = asker_folder, .caller_folder_only = folder_only,
+					  .who = process_identity.known ? &process_identity : NULL };
 	if (!search_candidates(&request, take_loadable, &candidate))
 		return NULL;
 	switch (candidate.step) {

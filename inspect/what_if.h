@@ -5,6 +5,7 @@
 
 #include "config.h"
 #include "file_probe.h"
+#include "platform.h"
 #include "tree.h"
 
 #include <stdbool.h>
@@ -34,6 +35,15 @@ int what_if_add_origin(struct what_if *what_if, const char *folder, char *messag
    environment is readable, are written to *library_path and *nvinterpose_path (else NULL). */
 int what_if_read_process(struct what_if *what_if, struct file_probe *probe, int pid, char **library_path,
 			 char **nvinterpose_path, char *message, size_t size);
+/* The parsers of what_if_read_process, apart for the fuzzers. Each mapped file of maps (the text
+   of /proc/PID/maps, changed in place), once, deleted ones left out, to visit. */
+void what_if_mapped_files(char *maps, void (*visit)(const char *path, void *arg), void *arg);
+/* The value of name in the length bytes of environ text (/proc/PID/environ: NAME=VALUE entries
+   ending in NULs), malloc'd, or NULL. */
+char *what_if_environment_value(const char *environ_text, size_t length, const char *name);
+/* Reads the effective user and groups from the text of /proc/PID/status (Uid:, Gid:, Groups:);
+   false when the text has no Uid: or Gid: line. */
+bool what_if_parse_status(const char *status, struct platform_identity *who);
 /* The settings the runtime's search reads: the policy and NVINTERPOSE_PATH. */
 void what_if_configure(struct what_if *what_if, const char *nvinterpose_path);
 void what_if_free(struct what_if *what_if);

@@ -37,6 +37,34 @@ bool platform_is_file(const char *path);
 int platform_list_folder(const char *folder, char ***names);
 void platform_free_names(char **names, int count);
 
+/* Who owns a folder or file and who else may write to it, for the trust rule (src/trust.h). */
+struct platform_access {
+	unsigned long long owner; /* st_uid */
+	unsigned long long group; /* st_gid */
+	bool group_writable;
+	bool others_writable;
+	bool sticky;
+};
+
+/* Fills access for path, following links as the loader does; false, with errno, when path cannot
+   be examined. Windows: always false (ENOSYS): its permissions are access-control lists, which
+   these facts do not describe. */
+bool platform_access_of(const char *path, struct platform_access *access);
+
+/* Who a process acts as, for the trust rule: its effective user and every group it acts with
+   (effective and supplementary). known is false where the platform has no such facts (Windows),
+   and the trust rule is then not applied. */
+#define PLATFORM_MAX_GROUPS 64
+struct platform_identity {
+	bool known;
+	unsigned long long user;
+	size_t group_count;
+	unsigned long long groups[PLATFORM_MAX_GROUPS];
+};
+
+/* This process. */
+void platform_current_identity(struct platform_identity *identity);
+
 /* Opens path for appending, creating it when missing: each write lands whole at the end of the
    file, also when other processes append to it (O_APPEND; FILE_APPEND_DATA on Windows). A file
    descriptor for write(2) and close(2), or -1 with errno (EINVAL: not a regular file, which a

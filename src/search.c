@@ -9,12 +9,15 @@
  *   4. the wheel siblings of those folders (CUDA 12 wheels put each component in its own
  *      site-packages/nvidia/PKG/lib, and cusparse's nvJitLink lives in nvidia/nvjitlink/lib);
  *   5. NVINTERPOSE_PATH.
- * The coherent policy first looks only at the caller's folder and its wheel siblings. */
+ * The coherent policy first looks only at the caller's folder and its wheel siblings. Steps 4 and
+ * 5 are places the runtime reaches on its own: the trust rule (trust.h) judges each of them, the
+ * folders above a sibling up to site-packages/nvidia, and the file it would load. */
 #include "search.h"
 
 #include "config.h"
 #include "platform.h"
 #include "registry.h"
+#include "trust.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -39,6 +42,7 @@ struct walk {
 	enum loader_step loader_step; /* while the loader's search is walked */
 	search_visit visit;
 	void *arg;
+	struct platform_identity who; /* the process the trust rule judges for */
 	size_t seen_count;
 	struct folder_identity seen[SEARCH_MAX_FOLDERS];
 };
@@ -84,6 +88,24 @@ static bool seen_before(struct walk *walk, const struct folder_identity *identit
 	return false;
 }
 
+/* What the trust rule needs for a place the runtime reached on its own: the owners allowed besides
+   the effective user and root, and the folders above it to judge too (NULL ends the list). */
+struct trust_place {
+	const struct trust_owners *owners;
+	const char *above[3];
+};
+
+static bool place_trusted(struct walk *walk, const struct trust_place *place, const char *folder, const char *file,
+			  enum search_step step)
+{
+	const char *name = search_step_name(step);
+	for (size_t i = 0; i < 3 && place->above[i]; i++)
+		if (!trust_accept(trust_check(&walk->who, place->owners, place->above[i], false), place->above[i], name))
+			return false;
+	return trust_accept(trust_check(&walk->who, place->owners, folder, false), folder, name) &&
+	       trust_accept(trust_check(&walk->who, place->owners, file, true), file, name);
+}
+
 /* True when folder is to be looked in: it exists and this walk has not tried it yet. A first try
    is noted either way. */
 static bool try_once(struct walk *walk, const char *folder, enum search_step step, enum loader_step loader_step,
@@ -98,7 +120,8 @@ static bool try_once(struct walk *walk, const char *folder, enum search_step ste
 	return exists;
 }
 
-static bool try_folder(struct walk *walk, const char *folder, enum search_step step)
+/* place: NULL for a folder the loader already loaded NVIDIA code from (the caller's, an origin). */
+static bool try_folder(struct walk *walk, const char *folder, enum search_step step, const struct trust_place *place)
 {
 	char path[PATH_MAX];
 	struct folder_identity identity;
@@ -109,6 +132,8 @@ static bool try_folder(struct walk *walk, const char *folder, enum search_step s
 		length--;
 	int n = snprintf(path, sizeof(path), "%.*s%c%s", (int)length, folder, SEPARATOR, walk->request->name);
 	if (n < 0 || (size_t)n >= sizeof(path) || !platform_is_file(path))
+		return false;
+	if (place && !place_trusted(walk, place, folder, path, step))
 		return false;
 	return walk->visit(path, step, LOADER_LISTED, walk->arg);
 }
@@ -185,16 +210,20 @@ static bool try_wheel_siblings(struct walk *walk, const char *origin)
 	const char *leaf;
 	if (!search_wheel_root(origin, root, sizeof(root), &leaf))
 		return false;
+	struct trust_owners owners = { 0 };
+	trust_add_owner_of(&owners, origin);
 	char **names = NULL;
 	int n = platform_list_folder(root, &names);
 	bool stopped = false;
 	for (int i = 0; i < n && !stopped; i++) {
-		char folder[PATH_MAX];
+		char package[PATH_MAX], folder[PATH_MAX];
 		if (names[i][0] == '.') /* hidden entries are no packages */
 			continue;
-		int k = snprintf(folder, sizeof(folder), "%s%c%s%c%s", root, SEPARATOR, names[i], SEPARATOR, leaf);
-		if (k > 0 && (size_t)k < sizeof(folder))
-			stopped = try_folder(walk, folder, SEARCH_WHEEL_SIBLING);
+		int k = snprintf(package, sizeof(package), "%s%c%s", root, SEPARATOR, names[i]);
+		int m = snprintf(folder, sizeof(folder), "%s%c%s%c%s", root, SEPARATOR, names[i], SEPARATOR, leaf);
+		struct trust_place place = { .owners = &owners, .above = { root, package, NULL } };
+		if (k > 0 && (size_t)k < sizeof(package) && m > 0 && (size_t)m < sizeof(folder))
+			stopped = try_folder(walk, folder, SEARCH_WHEEL_SIBLING, &place);
 	}
 	platform_free_names(names, n);
 	return stopped;
@@ -211,13 +240,17 @@ bool search_candidates(const struct search_request *request, search_visit visit,
 	walk->visit = visit;
 	walk->arg = arg;
 	walk->seen_count = 0;
+	if (request->who)
+		walk->who = *request->who;
+	else
+		platform_current_identity(&walk->who);
 
 	if (request->asker)
 		stopped = loader_search_order(request->lookup, request->asker, request->process, try_loader_folder, walk);
 	if (request->loader_only)
 		goto out;
 	if (!stopped && request->caller_folder)
-		stopped = try_folder(walk, request->caller_folder, SEARCH_CALLER_FOLDER);
+		stopped = try_folder(walk, request->caller_folder, SEARCH_CALLER_FOLDER, NULL);
 	if (request->caller_folder_only) {
 		if (!stopped && request->caller_folder)
 			stopped = try_wheel_siblings(walk, request->caller_folder);
@@ -226,15 +259,21 @@ bool search_candidates(const struct search_request *request, search_visit visit,
 
 	size_t n = registry_count();
 	for (size_t i = 0; i < n && !stopped; i++)
-		stopped = try_folder(walk, registry_at(i)->folder, SEARCH_ORIGIN);
+		stopped = try_folder(walk, registry_at(i)->folder, SEARCH_ORIGIN, NULL);
 	if (!stopped && request->caller_folder)
 		stopped = try_wheel_siblings(walk, request->caller_folder);
 	for (size_t i = 0; i < n && !stopped; i++)
 		stopped = try_wheel_siblings(walk, registry_at(i)->folder);
 
+	/* NVINTERPOSE_PATH is reached from no origin in particular: any registered origin's owner is a
+	   user whose NVIDIA code the process already runs (an admin's conda or spack tree). */
 	const struct config *config = config_get();
+	struct trust_owners owners = { 0 };
+	for (size_t i = 0; i < n && config->path_count && !stopped; i++)
+		trust_add_owner_of(&owners, registry_at(i)->folder);
+	struct trust_place place = { .owners = &owners };
 	for (size_t i = 0; i < config->path_count && !stopped; i++)
-		stopped = try_folder(walk, config_path(config, i), SEARCH_NVINTERPOSE_PATH);
+		stopped = try_folder(walk, config_path(config, i), SEARCH_NVINTERPOSE_PATH, &place);
 out:
 	free(walk);
 	return stopped;

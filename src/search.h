@@ -5,6 +5,7 @@
 #pragma once
 
 #include "loader/search_order.h"
+#include "platform.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -33,6 +34,8 @@ struct search_request {
 	   name (folder NULL for the loader's ld.so.cache step), with the visitor's arg: what a miss
 	   lists as "looked". */
 	void (*tried)(const char *folder, enum search_step step, enum loader_step loader_step, void *arg);
+	/* The process the trust rule judges for (src/trust.h): NULL for this one. */
+	const struct platform_identity *who;
 };
 
 /* Called with each candidate path that exists as a file; returns true to stop the search. For
@@ -40,7 +43,8 @@ struct search_request {
    folder where the loader may find the name in subfolders the model cannot name. */
 typedef bool (*search_visit)(const char *path, enum search_step step, enum loader_step loader_step, void *arg);
 
-/* Walks the candidates; true when the visitor stopped it. Each folder is tried once. */
+/* Walks the candidates; true when the visitor stopped it. Each folder is tried once. Wheel siblings
+   and NVINTERPOSE_PATH entries that the trust rule refuses are skipped, with a warning. */
 bool search_candidates(const struct search_request *request, search_visit visit, void *arg);
 
 const char *search_step_name(enum search_step step);

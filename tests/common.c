@@ -254,6 +254,27 @@ char *test_loader_expansion(const char *element)
 	return test_format("%.*s", (int)(end - last), last);
 }
 
+struct test_capture test_capture_stderr(void)
+{
+	struct test_capture capture = { .path = test_format("%s/stderr", test_tmpdir()) };
+	int fd = open(capture.path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	ck_assert_int_ge(fd, 0);
+	capture.saved = dup(STDERR_FILENO);
+	ck_assert_int_ge(capture.saved, 0);
+	dup2(fd, STDERR_FILENO);
+	close(fd);
+	return capture;
+}
+
+char *test_captured(struct test_capture *capture)
+{
+	dup2(capture->saved, STDERR_FILENO);
+	close(capture->saved);
+	char *output = test_read_file(capture->path);
+	ck_assert_ptr_nonnull(output);
+	return output;
+}
+
 bool test_contains(const char *haystack, const char *needle) { return haystack && strstr(haystack, needle); }
 
 size_t test_count(const char *haystack, const char *needle)

@@ -54,6 +54,14 @@ struct test_run test_probe(const char *const *env, const char *args);
 /* What the loader makes of one search-list element (its tokens expanded), asked of the loader. */
 char *test_loader_expansion(const char *element);
 
+/* What this process writes on stderr between the two calls (a file under test_tmpdir()). */
+struct test_capture {
+	char *path;
+	int saved;
+};
+struct test_capture test_capture_stderr(void);
+char *test_captured(struct test_capture *capture);
+
 bool test_contains(const char *haystack, const char *needle);
 size_t test_count(const char *haystack, const char *needle);
 

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <grp.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -1485,6 +1486,47 @@ START_TEST(test_a_ring_of_10000_files_each_10000_deep_is_bounded)
 }
 END_TEST
 
+START_TEST(test_what_if_applies_the_trust_rule_for_the_user_of_the_process)
+{
+	/* The sibling holding nvJitLink belongs to nobody: the runtime in a root process would skip it
+	   (its owner is neither root nor the origin's), in one of nobody's own processes use it. */
+	struct wheel w = make_wheel(false);
+	char *package = test_format("%s/site-packages/nvidia/nvjitlink", w.root);
+	ck_assert_int_eq(chown(package, 65534, 65534), 0);
+	ck_assert_int_eq(chown(test_format("%s/lib", package), 65534, 65534), 0);
+	ck_assert_int_eq(chown(w.nvjitlink, 65534, 65534), 0);
+	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", "NVINTERPOSE_PATH=", NULL };
+	struct test_run run = inspect(env, "--policy fallback --origin '%s' '%s'", w.cusparse_folder, w.cusparse);
+	ck_assert_msg(run.status == 1 && test_contains(run.output, "libnvJitLink.so.77 not found") &&
+		      test_contains(run.output, test_format("%s skipped (wheel sibling)", package)),
+		      "as root: %d: %s", run.status, run.output);
+	/* A process of nobody's with an NVIDIA library of the cusparse folder loaded. */
+	char *origin_library = test_format("%s/libcublas.so.77", w.cusparse_folder);
+	test_build_library("value.c", origin_library, "libcublas.so.77", "");
+	int ready[2];
+	ck_assert_int_eq(pipe(ready), 0);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		void *handle = dlopen(origin_library, RTLD_NOW);
+		if (handle && setgroups(0, NULL) == 0 && setgid(65534) == 0 && setuid(65534) == 0)
+			(void)!write(ready[1], "", 1);
+		pause();
+		_exit(0);
+	}
+	close(ready[1]);
+	char mark;
+	bool started = read(ready[0], &mark, 1) == 1;
+	close(ready[0]);
+	run = inspect(env, "--json --policy fallback --pid %d '%s'", (int)pid, w.cusparse);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	ck_assert_msg(started, "the process did not start");
+	ck_assert_msg(run.status == 0 && test_contains(run.output, test_format("{\"name\":\"libnvJitLink.so.77\",\"path\":\"%s\",\"how\":\"wheel_sibling\"", w.nvjitlink)),
+		      "for nobody's process: %d: %s", run.status, run.output);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *suite = suite_create("inspect");
@@ -1536,6 +1578,10 @@ int main(void)
 	tcase_add_test(tc, test_text_grows_with_the_objects_not_with_the_depth);
 	tcase_add_test(tc, test_a_cut_tree_says_so_and_exits_3);
 	tcase_add_test(tc, test_a_ring_of_10000_files_each_10000_deep_is_bounded);
+	if (geteuid() == 0) /* it hands the sibling to another user */
+		tcase_add_test(tc, test_what_if_applies_the_trust_rule_for_the_user_of_the_process);
+	else
+		printf("not run: test_what_if_applies_the_trust_rule_for_the_user_of_the_process: needs root (chown)\n");
 	suite_add_tcase(suite, tc);
 	return test_main(suite);
 }

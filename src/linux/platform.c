@@ -283,6 +283,33 @@ int platform_append_line(const char *path, const char *line, size_t length)
 	return job.result;
 }
 
+bool platform_access_of(const char *path, struct platform_access *access)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return false;
+	access->owner = (unsigned long long)st.st_uid;
+	access->group = (unsigned long long)st.st_gid;
+	access->group_writable = (st.st_mode & S_IWGRP) != 0;
+	access->others_writable = (st.st_mode & S_IWOTH) != 0;
+	access->sticky = (st.st_mode & S_ISVTX) != 0;
+	return true;
+}
+
+void platform_current_identity(struct platform_identity *identity)
+{
+	gid_t groups[PLATFORM_MAX_GROUPS];
+	int n = getgroups(PLATFORM_MAX_GROUPS, groups);
+	identity->known = true;
+	identity->user = (unsigned long long)geteuid();
+	identity->groups[0] = (unsigned long long)getegid();
+	identity->group_count = 1;
+	/* More groups than that (getgroups fails with EINVAL) leave the effective group alone: fewer
+	   groups only make the rule stricter. */
+	for (int i = 0; i < n && identity->group_count < PLATFORM_MAX_GROUPS; i++)
+		identity->groups[identity->group_count++] = (unsigned long long)groups[i];
+}
+
 int platform_open_append(const char *path)
 {
 	int fd = open_log(path);

@@ -29,6 +29,7 @@
 #include "patch.h"
 #include "real.h"
 #include "registry.h"
+#include "walk.h"
 #include "report.h"
 #include "start.h"
 
@@ -255,6 +256,10 @@ static enum route_action act(struct request *request, int mode, const void *call
 	start_once();
 	if (config_get()->disabled)
 		return ROUTE_PASS;
+	/* A forked child asks the loader before it syncs: for an object that is loaded, the plain call
+	   takes no lock but the one glibc resets in a child, and neither may the runtime's answer. */
+	if (walk_may_block() && answer_loaded(request->file, NULL, request->by_path, mode, caller, handle))
+		return ROUTE_HANDLED;
 	loaded_sync(); /* what loaded since the last call, its origins registered */
 	/* Unloaded again since the sync (another thread's dlclose): not loaded, as for the loader. */
 	if ((object = indexed(request)) && answer_loaded(request->file, object, request->by_path, mode, caller, handle))

@@ -4,8 +4,14 @@
 #define _GNU_SOURCE
 #include <link.h>
 
+#include <stdbool.h>
+
 /* Registers the fork handlers; idempotent. */
 void walk_init(void);
+
+/* True in a forked child until a walk has completed in it: a walk may then wait forever for the
+   list lock, held by a thread the child does not have. */
+bool walk_may_block(void);
 
 /* dl_iterate_phdr(visit, arg). glibc's fork does not reset the loader's list lock in the child, so
    a fork while a thread is inside the walk would leave the child unable to load anything: a fork

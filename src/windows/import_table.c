@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <windows.h>
 
 /* Patches of one page by two threads would race on its protection (one restores read-only while
@@ -25,10 +26,13 @@ struct image {
 /* Whether a refusal was reported at the error level already: once a process, then warnings. */
 static atomic_bool refusal_reported;
 
-/* The address of rva when size bytes from it lie inside the image, else NULL. */
-static void *at(const struct image *image, DWORD rva, size_t size)
+/* The address of rva when size bytes from it lie inside the image and it is aligned as a table
+   of that kind must be, else NULL. The linker and the loader put every table where its type's
+   alignment says; one elsewhere belongs to a malformed module, and reading it as that type is
+   undefined behaviour. */
+static void *at(const struct image *image, DWORD rva, size_t size, size_t alignment)
 {
-	if (rva == 0 || rva > image->size || size > image->size - rva)
+	if (rva == 0 || rva > image->size || size > image->size - rva || rva % alignment)
 		return NULL;
 	return image->base + rva;
 }
@@ -45,7 +49,7 @@ static const IMAGE_DATA_DIRECTORY *directory(const struct image *image, const IM
 	if (nt->OptionalHeader.NumberOfRvaAndSizes <= (DWORD)index)
 		return NULL;
 	const IMAGE_DATA_DIRECTORY *entry = &nt->OptionalHeader.DataDirectory[index];
-	return entry->VirtualAddress && at(image, entry->VirtualAddress, entry->Size) ? entry : NULL;
+	return entry->VirtualAddress && at(image, entry->VirtualAddress, entry->Size, 1) ? entry : NULL;
 }
 
 static void *replacement_for(void *current, const struct hook *hooks, size_t hook_count)
@@ -81,7 +85,7 @@ static int patch_slot(struct image *image, void **slot, void *replacement)
 static int patch_slots(struct image *image, DWORD rva, const struct hook *hooks, size_t hook_count)
 {
 	int patched = 0;
-	for (void **slot = at(image, rva, sizeof(void *)); slot && inside(image, slot, sizeof(*slot)) && *slot; slot++) {
+	for (void **slot = at(image, rva, sizeof(void *), _Alignof(void *)); slot && inside(image, slot, sizeof(*slot)) && *slot; slot++) {
 		void *replacement = replacement_for(*slot, hooks, hook_count);
 		if (replacement)
 			patched += patch_slot(image, slot, replacement);
@@ -109,7 +113,10 @@ int import_table_patch(void *base, const struct hook *hooks, size_t hook_count)
 	const IMAGE_DOS_HEADER *dos = base;
 	if (!base || dos->e_magic != IMAGE_DOS_SIGNATURE || dos->e_lfanew <= 0 || dos->e_lfanew > 4096)
 		return 0;
-	const IMAGE_NT_HEADERS *nt = (const IMAGE_NT_HEADERS *)((const unsigned char *)base + dos->e_lfanew);
+	/* A copy: e_lfanew need not be a multiple of the headers' alignment. */
+	IMAGE_NT_HEADERS headers;
+	memcpy(&headers, (const unsigned char *)base + dos->e_lfanew, sizeof(headers));
+	const IMAGE_NT_HEADERS *nt = &headers;
 	if (nt->Signature != IMAGE_NT_SIGNATURE || nt->OptionalHeader.Magic != IMAGE_NT_OPTIONAL_HDR_MAGIC)
 		return 0;
 	struct image image = { base, nt->OptionalHeader.SizeOfImage, 0, 0 };
@@ -119,7 +126,7 @@ int import_table_patch(void *base, const struct hook *hooks, size_t hook_count)
 	int patched = 0;
 	const IMAGE_DATA_DIRECTORY *imports = directory(&image, nt, IMAGE_DIRECTORY_ENTRY_IMPORT);
 	if (imports) {
-		const IMAGE_IMPORT_DESCRIPTOR *descriptor = at(&image, imports->VirtualAddress, sizeof(*descriptor));
+		const IMAGE_IMPORT_DESCRIPTOR *descriptor = at(&image, imports->VirtualAddress, sizeof(*descriptor), _Alignof(IMAGE_IMPORT_DESCRIPTOR));
 		for (; descriptor && inside(&image, descriptor, sizeof(*descriptor)) && descriptor->Name; descriptor++)
 			patched += patch_slots(&image, descriptor->FirstThunk, hooks, hook_count);
 	}
@@ -127,7 +134,7 @@ int import_table_patch(void *base, const struct hook *hooks, size_t hook_count)
 	   not yet resolved will be, through the module's GetProcAddress, which is patched above. */
 	const IMAGE_DATA_DIRECTORY *delayed = directory(&image, nt, IMAGE_DIRECTORY_ENTRY_DELAY_IMPORT);
 	if (delayed) {
-		const IMAGE_DELAYLOAD_DESCRIPTOR *descriptor = at(&image, delayed->VirtualAddress, sizeof(*descriptor));
+		const IMAGE_DELAYLOAD_DESCRIPTOR *descriptor = at(&image, delayed->VirtualAddress, sizeof(*descriptor), _Alignof(IMAGE_DELAYLOAD_DESCRIPTOR));
 		/* Attributes.RvaBased 0 marks the old format, whose fields are addresses, not RVAs. */
 		for (; descriptor && inside(&image, descriptor, sizeof(*descriptor)) && descriptor->DllNameRVA; descriptor++)
 			if (descriptor->Attributes.RvaBased)

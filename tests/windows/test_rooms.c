@@ -3,6 +3,7 @@
    origin), the wheel-sibling rule with "bin", the ';'-separated settings and the Windows switches,
    the event log's appends, and the platform's folder listing. */
 #include "config.h"
+#include "import_table.h"
 #include "harness.h"
 #include "libnames.h"
 #include "log.h"
@@ -269,6 +270,43 @@ static void test_folder_listing(void)
 		      "platform_is_file tells files from folders");
 }
 
+/* A module image as mapped: headers at 64, an import directory at 0x1000 naming one DLL whose
+   import address table starts at table_rva and holds one slot with the real function. */
+static unsigned char *image_with_import_table(DWORD table_rva, void *real)
+{
+	static __attribute__((aligned(16))) unsigned char image[0x3000];
+	memset(image, 0, sizeof(image));
+	IMAGE_DOS_HEADER *dos = (IMAGE_DOS_HEADER *)image;
+	dos->e_magic = IMAGE_DOS_SIGNATURE;
+	dos->e_lfanew = 64;
+	IMAGE_NT_HEADERS *nt = (IMAGE_NT_HEADERS *)(image + 64);
+	nt->Signature = IMAGE_NT_SIGNATURE;
+	nt->OptionalHeader.Magic = IMAGE_NT_OPTIONAL_HDR_MAGIC;
+	nt->OptionalHeader.SizeOfImage = sizeof(image);
+	nt->OptionalHeader.NumberOfRvaAndSizes = IMAGE_NUMBEROF_DIRECTORY_ENTRIES;
+	nt->OptionalHeader.DataDirectory[IMAGE_DIRECTORY_ENTRY_IMPORT] = (IMAGE_DATA_DIRECTORY){ 0x1000, 2 * sizeof(IMAGE_IMPORT_DESCRIPTOR) };
+	IMAGE_IMPORT_DESCRIPTOR *descriptor = (IMAGE_IMPORT_DESCRIPTOR *)(image + 0x1000);
+	descriptor->Name = 0x1100;
+	descriptor->FirstThunk = table_rva;
+	memcpy(image + table_rva, &real, sizeof(real));
+	return image;
+}
+
+static void test_import_table_patching(void)
+{
+	static int real_function, replacement;
+	struct hook hook = { .name = "LoadLibraryW", .replacement = &replacement, .real = { &real_function, NULL } };
+	unsigned char *image = image_with_import_table(0x2000, &real_function);
+	void *slot;
+	harness_check(import_table_patch(image, &hook, 1) == 1 && memcpy(&slot, image + 0x2000, sizeof(slot)) && slot == &replacement,
+		      "an import slot holding the real function gets the hook");
+	/* A table that is not where a table of pointers is aligned belongs to a malformed module: its
+	   slots are neither read nor written as pointers (which the C language does not allow). */
+	image = image_with_import_table(0x2004, &real_function);
+	harness_check(import_table_patch(image, &hook, 1) == 0 && memcpy(&slot, image + 0x2004, sizeof(slot)) && slot == &real_function,
+		      "a misaligned import address table is left as it is");
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
@@ -283,5 +321,6 @@ int main(void)
 	test_event_log();
 	test_event_log_refuses_pipes_and_devices();
 	test_folder_listing();
+	test_import_table_patching();
 	return harness_result();
 }

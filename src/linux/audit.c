@@ -14,7 +14,9 @@
  *                 lookup_for_requester: its RPATH chain, LD_LIBRARY_PATH, RUNPATH and the system
  *                 folders as the loader lists them, every glibc-hwcaps subfolder, a legacy hwcap
  *                 folder or an ld.so.cache entry counting as "the loader may find it"); otherwise
- *                 the name unchanged.
+ *                 the name unchanged. Only from glibc 2.34 (start_libdl_usable): the
+ *                 requester's search list is asked of libdl; before, every name is left to the
+ *                 loader and the audit front only registers.
  *
  * The audit library is the same libnvinterpose.so, loaded into a namespace of its own with data of
  * its own: start-up there does nothing but this (start_in_audit_namespace). A preloaded copy
@@ -49,7 +51,7 @@ EXPORT char *la_objsearch(const char *name, uintptr_t *cookie, unsigned int flag
 
 unsigned int la_version(unsigned int version)
 {
-	start_once();
+	start_audit_once();
 	return version < LAV_CURRENT ? version : LAV_CURRENT;
 }
 
@@ -82,6 +84,11 @@ char *la_objsearch(const char *name, uintptr_t *cookie, unsigned int flag)
 	int family = libnames_match_linux(name, NULL);
 	if (family < 0 || libnames_is_driver(family))
 		return (char *)name;
+	if (!start_libdl_usable()) {
+		log_message(LOG_DEBUG, "%s: left to the loader (before glibc 2.34 an audit library cannot ask libdl; see start.h)",
+			    name);
+		return (char *)name;
+	}
 	int saved_errno = errno;
 	char *answer = (char *)name;
 	struct lookup_load *load = malloc(sizeof(*load));

@@ -9,9 +9,10 @@
 #include "registry.h"
 #include "report.h"
 
-#include <dlfcn.h>
+#include <gnu/libc-version.h>
 #include <link.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/auxv.h>
 
@@ -36,11 +37,27 @@ void start_once(void)
 	pthread_once(&once, initialize);
 }
 
+void start_audit_once(void) { pthread_once(&once, initialize); }
+
+bool start_libdl_usable(void)
+{
+	int major = 0, minor = 0;
+	return sscanf(gnu_get_libc_version(), "%d.%d", &major, &minor) == 2 && (major > 2 || (major == 2 && minor >= 34));
+}
+
+/* dl_iterate_phdr reports the objects of its caller's namespace only, in load order: the base
+   namespace's first is the program (its name ""; also when ld.so was run as a command, which names
+   the program "" once mapped), another namespace's first the object dlmopen or LD_AUDIT loaded. */
+static int first_object_named(struct dl_phdr_info *info, size_t size, void *named)
+{
+	(void)size;
+	*(bool *)named = info->dlpi_name && info->dlpi_name[0];
+	return 1;
+}
+
 bool start_in_audit_namespace(void)
 {
-	Dl_info info;
-	struct link_map *self = NULL;
-	Lmid_t lmid = LM_ID_BASE;
-	return dladdr1((const void *)start_in_audit_namespace, &info, (void **)&self, RTLD_DL_LINKMAP) && self &&
-	       dlinfo(self, RTLD_DI_LMID, &lmid) == 0 && lmid != LM_ID_BASE;
+	bool named = false;
+	dl_iterate_phdr(first_object_named, &named);
+	return named;
 }

@@ -9,6 +9,17 @@
    lookup (real.h). */
 void start_once(void);
 
+/* start_once for the audit copy: the same start-up without the real functions' lookup, which is
+   libdl's (start_libdl_usable) and which the audit copy never calls. */
+void start_audit_once(void);
+
+/* True where the audit copy may call libdl's functions (dlsym, dladdr1, dlinfo): glibc 2.34 and
+   later, where they are libc's. Before, libdl's copy in the audit namespace crashes while the loader
+   starts the program (its functions forward through a hook nobody has set there), and later keeps
+   its dlerror buffer under a thread key of the audit namespace's libpthread, whose numbers are
+   another table's: its pthread_setspecific overwrites the program's own key of that number. */
+bool start_libdl_usable(void);
+
 /* True when this copy of the runtime was loaded as an audit library: into a namespace of its own,
-   where start-up does nothing but audit (no attach scan, no patching). */
+   where start-up does nothing but audit (no attach scan, no patching). Asks no libdl function. */
 bool start_in_audit_namespace(void);

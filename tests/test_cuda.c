@@ -1,13 +1,15 @@
 /* The real CUDA toolkit: NVRTC from a wheel-like folder, its builtins beside it, the toolkit's own
    copy hidden from the loader (ld.so --inhibit-cache; the toolkit folder is only in ld.so.cache).
    Without the runtime the compile must fail, or the set-up proves nothing; with it (preloaded, or
-   attached before or after NVRTC) it must pass with exactly one builtins mapped, the wheel's. And the table is held
+   attached before or after NVRTC) it must pass with exactly one builtins mapped, the wheel's. Programs linked
+   against the real cuSPARSE and cuSOLVERMg start under the audit front only. And the table is held
    against the library names the real binaries mention. */
 #define _GNU_SOURCE
 #include "common.h"
 #include "libnames.h"
 
 #include <dirent.h>
+#include <gnu/libc-version.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,6 +178,80 @@ START_TEST(test_real_cusparse_with_a_system_nvjitlink_first_on_the_path)
 }
 END_TEST
 
+/* ---- the audit front with the real binaries ---------------------------------------------------- */
+
+/* Compiles tests/fixtures/references_main.c into FOLDER/program, linked against library and taking
+   the address of its function referenced, with the extra link flags. */
+static char *linked_program(const char *folder, const char *library, const char *referenced, const char *flags)
+{
+	char *program = test_format("%s/program", folder);
+	char *command = test_format("'%s' -o '%s' '%s/references_main.c' -DREFERENCED=%s '%s' %s", test_setting("NVI_CC"), program,
+				    test_setting("NVI_FIXTURES"), referenced, library, flags);
+	const char *argv[] = { "/bin/sh", "-c", command, NULL };
+	struct test_run built = test_run(argv, no_env, 120);
+	ck_assert_msg(built.status == 0, "%s", built.output);
+	return program;
+}
+
+/* PROGRAM started by the loader with the cache off (the toolkit's folder is only in ld.so.cache),
+   through the launcher with the given options, or plainly without. */
+static struct test_run start_without_cache(const char *launcher_options, const char *program)
+{
+	char *command = launcher_options ? test_format("exec '%s' %s -- '%s' --inhibit-cache '%s'", test_setting("NVI_RUN"), launcher_options,
+						       test_interpreter(), program)
+					 : test_format("exec '%s' --inhibit-cache '%s'", test_interpreter(), program);
+	const char *argv[] = { "/bin/sh", "-c", command, NULL };
+	return test_run(argv, no_env, 300);
+}
+
+static void check_starts_with_the_audit_front_only(const char *program, const char *missing)
+{
+	struct test_run plain = start_without_cache(NULL, program);
+	ck_assert_msg(plain.status == 127 && test_contains(plain.output, test_format("%s: cannot open shared object file", missing)), "%d: %s",
+		      plain.status, plain.output);
+	struct test_run preloaded = start_without_cache("", program);
+	ck_assert_msg(preloaded.status == 127, "no preload hook runs before main: %d: %s", preloaded.status, preloaded.output);
+	struct test_run audited = start_without_cache("--audit", program);
+	ck_assert_msg(audited.status == 0 && test_contains(audited.output, "started: 1"), "%d: %s", audited.status, audited.output);
+}
+
+/* A program linked against the CUDA 12 wheels' libcusparse.so.12 (RUNPATH $ORIGIN) whose
+   nvJitLink lies in the sibling wheel folder. */
+START_TEST(test_real_program_linked_against_split_cusparse_starts_with_launcher_audit)
+{
+	char *nvjitlink;
+	char *cusparse = cusparse_wheels(&nvjitlink);
+	char *folder = test_format("%.*s", (int)(strrchr(cusparse, '/') - cusparse), cusparse);
+	char *jitlink_folder = test_format("%.*s", (int)(strrchr(nvjitlink, '/') - nvjitlink), nvjitlink);
+	char *program = linked_program(test_tmpdir(), cusparse, "cusparseGetVersion",
+				       test_format("-Wl,-rpath-link,'%s' -Wl,--enable-new-dtags,-rpath,'%s'", jitlink_folder, folder));
+	check_starts_with_the_audit_front_only(program, "libnvJitLink.so.13");
+}
+END_TEST
+
+/* A program linked against the CUDA 13 wheel's libcusolverMg.so.12, which has no RUNPATH: its
+   nvJitLink, cuBLAS and cuBLASLt beside it in nvidia/cu13/lib are not found for it, though the
+   program's RUNPATH names that folder (links to the toolkit's files: cuBLASLt is 500 MB). */
+START_TEST(test_real_program_linked_against_cusolvermg_starts_with_launcher_audit)
+{
+	char *lib = test_format("%s/site-packages/nvidia/cu13/lib", test_tmpdir());
+	test_mkdirs(lib);
+	const char *files[] = { "libcusolverMg.so.12", "libnvJitLink.so.13", "libcublas.so.13", "libcublasLt.so.13" };
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		ck_assert_int_eq(symlink(test_format("%s/%s", lib64, files[i]), test_format("%s/%s", lib, files[i])), 0);
+	char *program = linked_program(test_tmpdir(), test_format("%s/libcusolverMg.so.12", lib), "cusolverMgCreate",
+				       test_format("-Wl,-rpath-link,'%s' -Wl,--enable-new-dtags,-rpath,'%s'", lib, lib));
+	check_starts_with_the_audit_front_only(program, "libnvJitLink.so.13");
+}
+END_TEST
+
+/* From glibc 2.34 (src/linux/start.h). */
+static bool audit_front_answers(void)
+{
+	int major = 0, minor = 0;
+	return sscanf(gnu_get_libc_version(), "%d.%d", &major, &minor) == 2 && (major > 2 || (major == 2 && minor >= 34));
+}
+
 /* Names of NVIDIA libraries a binary mentions: strings that look like sonames of NVIDIA's own
    libraries (libcu*, libnv*, libnpp*, libcudnn*, libnccl*). */
 static bool looks_nvidia(const char *name)
@@ -263,6 +339,12 @@ int main(void)
 	tcase_add_test(tc, test_real_cusparse_needs_the_sibling_wheels_nvjitlink);
 	tcase_add_test(tc, test_real_cusparse_by_path_loads_with_the_runtime_attached_before_it);
 	tcase_add_test(tc, test_real_cusparse_with_a_system_nvjitlink_first_on_the_path);
+	if (audit_front_answers()) {
+		tcase_add_test(tc, test_real_program_linked_against_split_cusparse_starts_with_launcher_audit);
+		tcase_add_test(tc, test_real_program_linked_against_cusolvermg_starts_with_launcher_audit);
+	} else {
+		printf("skipped: the audit front with the real binaries (glibc %s; it answers from 2.34)\n", gnu_get_libc_version());
+	}
 	tcase_add_test(tc, test_table_covers_the_names_the_real_binaries_mention);
 	tcase_add_test(tc, test_table_recognizes_every_toolkit_library);
 	suite_add_tcase(suite, tc);

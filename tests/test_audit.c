@@ -343,7 +343,12 @@ int main(void)
 	}
 	tcase_add_test(tc, test_the_loaders_own_answer_is_kept_wherever_it_finds_the_library);
 	tcase_add_test(tc, test_ordinary_programs_start_the_same_under_the_audit_front);
-	if (test_shared_check("loader-semantics.sh"))
+	/* Before 2.34 the loader itself fails the check under any audit library (on 2.31 one that
+	   defines la_version alone crashes the check's program). */
+	if (!audit_front_answers())
+		printf("skipped: the loader-semantics check under LD_AUDIT (glibc %s: the loader fails it under any audit library)\n",
+		       gnu_get_libc_version());
+	else if (test_shared_check("loader-semantics.sh"))
 		tcase_add_test(tc, test_loader_semantics_check_under_ld_audit);
 	tcase_add_test(tc, test_static_tls_with_the_preload_and_the_auditor_together);
 	tcase_add_test(tc, test_policy_off_and_disable_leave_the_loader_alone);

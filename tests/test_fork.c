@@ -35,9 +35,12 @@ START_TEST(test_child_forked_after_the_loader_unmapped_its_cache_keeps_what_it_l
 	struct standin_wheel wheel = standin_nvrtc_wheel(0);
 	struct test_run plain = fork_child("cache", wheel.nvrtc, false);
 	struct test_run run = fork_child("cache", wheel.nvrtc, true);
-	/* glibc's own race: the child's first dlopen unmaps the library it has just mapped there. */
-	ck_assert_msg(plain.status == 0 && test_contains(plain.output, "child: signal 11"), "the set-up fails without: %d %s",
-		      plain.status, plain.output);
+	/* glibc's own race: the child's first dlopen unmaps the library it has just mapped there. Not on
+	   every glibc (bullseye's 2.31 loads it fine): there the child is held to plain's result. */
+	ck_assert_msg(plain.status == 0 && (test_contains(plain.output, "child: signal 11") || test_contains(plain.output, "child: ok")),
+		      "the set-up: %d %s", plain.status, plain.output);
+	if (!test_contains(plain.output, "child: signal 11"))
+		printf("this glibc's child keeps the library without the runtime too: the moment does not come here\n");
 	ck_assert_msg(run.status == 0 && test_contains(run.output, "child: ok"), "with the runtime: %d %s", run.status, run.output);
 }
 END_TEST

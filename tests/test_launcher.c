@@ -29,6 +29,17 @@ static struct test_run shell(const char *const *env, const char *command)
 	return test_run(argv, env, 60);
 }
 
+/* PATH with a getconf stand-in first that says glibc 2.36: the launcher refuses --audit before
+   glibc 2.34 (test_audit.c holds that), and these tests are about what it does past that check. */
+static const char *audit_path(void)
+{
+	const char *bin = test_mkdirs(test_format("%s/glibc-2.36", test_tmpdir()));
+	char *getconf = test_format("%s/getconf", bin);
+	test_write_file(getconf, "#!/bin/sh\n[ \"$1\" = GNU_LIBC_VERSION ] && echo 'glibc 2.36' || exec /usr/bin/getconf \"$@\"\n");
+	ck_assert_int_eq(chmod(getconf, 0755), 0);
+	return test_format("PATH=%s:/usr/bin:/bin", bin);
+}
+
 /* The usage error's whole output: SUBJECT: PROBLEM, then where to read more. */
 static void check_usage_error(const struct test_run *run, const char *message)
 {
@@ -170,10 +181,11 @@ START_TEST(test_runtime_path_the_loader_cannot_hold_is_refused)
 		ck_assert_str_eq(run.output, test_format("nvinterpose-run: %s: LD_PRELOAD cannot hold this path (the loader splits it at spaces and colons); "
 							 "put the runtime in a folder without them and give --library\n",
 							 runtime));
-		run = launcher(no_env, test_format("--library '%s' --print-env --audit", runtime));
+		const char *audit_env[] = { audit_path(), NULL };
+		run = launcher(audit_env, test_format("--library '%s' --print-env --audit", runtime));
 		ck_assert_msg(run.status == 2 && test_contains(run.output, "LD_PRELOAD cannot hold this path"), "%s", run.output);
 		/* LD_AUDIT alone takes a space. */
-		run = launcher(no_env, test_format("--library '%s' --audit-only -- sh -c 'echo \"audit: $LD_AUDIT\"'", runtime));
+		run = launcher(audit_env, test_format("--library '%s' --audit-only -- sh -c 'echo \"audit: $LD_AUDIT\"'", runtime));
 		if (i == 0)
 			ck_assert_msg(run.status == 0 && test_contains(run.output, test_format("audit: %s\n", runtime)), "%s", run.output);
 		else
@@ -254,7 +266,8 @@ END_TEST
 START_TEST(test_print_env_json_is_one_object)
 {
 	const char *values[] = { "/tmp/q\"uote\\back\tslash\nline\x01.jsonl", "/opt/caf\xc3\xa9:/opt/b" };
-	const char *env[] = { test_format("NVINTERPOSE_LOG_FILE=%s", values[0]), test_format("NVINTERPOSE_PATH=%s", values[1]), NULL };
+	const char *env[] = { test_format("NVINTERPOSE_LOG_FILE=%s", values[0]), test_format("NVINTERPOSE_PATH=%s", values[1]), audit_path(),
+			      NULL };
 	struct test_run run = launcher(env, "--print-env=json --audit");
 	ck_assert_int_eq(run.status, 0);
 	ck_assert_msg(test_json_document(run.output) && run.output[strlen(run.output) - 1] == '\n', "%s", run.output);
@@ -380,8 +393,9 @@ START_TEST(test_runtime_the_loader_refuses_stops_before_the_command)
 	/* Not a shared object: the loader would only warn and run the command without the runtime. */
 	test_write_file(runtime, "not a library\n");
 	const char *const modes[] = { "", "--audit", "--audit-only" };
+	const char *audit_env[] = { audit_path(), NULL };
 	for (size_t i = 0; i < 3; i++) {
-		run = launcher(no_env, test_format("--library '%s' %s -- touch '%s'", runtime, modes[i], marker));
+		run = launcher(audit_env, test_format("--library '%s' %s -- touch '%s'", runtime, modes[i], marker));
 		ck_assert_int_eq(run.status, 2);
 		ck_assert_msg(access(marker, F_OK) != 0, "the command ran: %s", run.output);
 		ck_assert_msg(test_contains(run.output, i == 2 ? "cannot be loaded as an audit library here" : "cannot be preloaded here"), "%s", run.output);

@@ -839,7 +839,13 @@ int main(void)
 	tcase_add_test(tc, test_event_log_is_created_private);
 	tcase_add_test(tc, test_event_log_takes_no_descriptor_from_the_program);
 	tcase_add_test(tc, test_program_that_closes_inherited_descriptors_gets_no_event_lines);
-	tcase_add_test(tc, test_events_never_land_in_a_file_another_thread_reopens);
+	/* Under qemu-user (the arm64 suite) each event's child, a clone with CLONE_VFORK, is a fork of
+	   qemu's, which deadlocks beside a thread in system calls (tests/roots/qemu_fork_syscall.c);
+	   and qemu-user refuses seccomp filters, which would filter its own calls. */
+	if (getenv("NVI_QEMU_USER"))
+		printf("SKIP: test_events_never_land_in_a_file_another_thread_reopens: qemu-user deadlocks its event children\n");
+	else
+		tcase_add_test(tc, test_events_never_land_in_a_file_another_thread_reopens);
 	tcase_add_test(tc, test_symbolic_link_is_refused_and_its_target_untouched);
 	tcase_add_test(tc, test_hard_link_is_refused);
 	tcase_add_test(tc, test_file_of_another_user_is_refused);
@@ -847,7 +853,10 @@ int main(void)
 	tcase_add_test(tc, test_relative_log_file_is_made_absolute_once);
 	tcase_add_test(tc, test_line_after_a_partial_one_starts_on_its_own);
 	tcase_add_test(tc, test_file_size_limit_leaves_no_partial_line);
-	tcase_add_test(tc, test_in_thread_append_keeps_the_rules);
+	if (getenv("NVI_QEMU_USER"))
+		printf("SKIP: test_in_thread_append_keeps_the_rules: qemu-user refuses seccomp filters\n");
+	else
+		tcase_add_test(tc, test_in_thread_append_keeps_the_rules);
 	tcase_add_test(tc, test_event_without_event_log_prints_nothing_at_error_level);
 	tcase_add_test(tc, test_debug_line_has_no_empty_parts);
 	tcase_add_test(tc, test_events_from_four_threads_give_whole_lines);

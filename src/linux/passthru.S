@@ -116,10 +116,10 @@ preload_hook_\name:
 	ldp x0, x1, [sp, #16]
 	.endif
 	.if \args == 2
-	mov x2, x30                   /* the caller's return address */
+	ldr x2, [sp, #8]              /* the caller's return address, as saved (bl changed x30) */
 	add x3, sp, #40
 	.else
-	mov x3, x30
+	ldr x3, [sp, #8]
 	add x4, sp, #40
 	.endif
 	bl \route

@@ -34,6 +34,12 @@ struct bench_case {
    toolkit libraries. */
 size_t bench_cases(enum group_kind kind, int param, const struct bench_case **cases);
 
+/* A string printed as by printf, allocated (the benchmark aborts when memory runs out). */
+char *bench_format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Removes folder and everything in it (links are not followed). */
+void bench_remove_tree(const char *folder);
+
 /* The q-quantile of the finite values among n (linear between ranks); NAN when there are none. */
 double bench_quantile(const double *values, size_t n, double q);
 

@@ -110,18 +110,6 @@ static bool run_commands(char **commands, size_t n)
 	return ok;
 }
 
-static char *format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *format(const char *fmt, ...)
-{
-	va_list args;
-	char *s;
-	va_start(args, fmt);
-	if (vasprintf(&s, fmt, args) < 0)
-		abort();
-	va_end(args);
-	return s;
-}
-
 static bool make_folders(const char *path)
 {
 	char copy[4096];
@@ -139,7 +127,7 @@ static bool make_folders(const char *path)
 static char *standin(const char *relative_path)
 {
 	const char *base = strrchr(relative_path, '/') + 1;
-	return format("'%s' -shared -o '%s/%s' -Wl,-soname,%s '%s/value.o'", settings.cc, settings.dir, relative_path,
+	return bench_format("'%s' -shared -o '%s/%s' -Wl,-soname,%s '%s/value.o'", settings.cc, settings.dir, relative_path,
 		      base, settings.dir);
 }
 
@@ -162,10 +150,10 @@ static bool build_tree(int objects)
 			return false;
 	}
 	char *first[] = {
-		format("'%s' -c -fPIC -O2 -o '%s/value.o' '%s/value.c'", settings.cc, dir, settings.fixtures),
-		format("'%s' -shared -fPIC -O2 -o '%s/" LAYOUT_EMPTY "' -Wl,-soname," LAYOUT_EMPTY " '%s/empty.c'", settings.cc, dir,
+		bench_format("'%s' -c -fPIC -O2 -o '%s/value.o' '%s/value.c'", settings.cc, dir, settings.fixtures),
+		bench_format("'%s' -shared -fPIC -O2 -o '%s/" LAYOUT_EMPTY "' -Wl,-soname," LAYOUT_EMPTY " '%s/empty.c'", settings.cc, dir,
 		       settings.sources),
-		format("cp '%s' '%s/" LAYOUT_RUNTIME "'", settings.runtime, dir),
+		bench_format("cp '%s' '%s/" LAYOUT_RUNTIME "'", settings.runtime, dir),
 	};
 	bool ok = run_commands(first, 3);
 	free(first[0]), free(first[1]), free(first[2]);
@@ -177,7 +165,7 @@ static bool build_tree(int objects)
 	/* The forwarder is a stub in assembly: where it cannot be built, its column says so. It needs
 	   what the runtime needs to load on glibc 2.17 (dlsym lived in libdl.so.2 until 2.34): on a
 	   newer glibc two more objects whose names the loader compares on every dlopen. */
-	char *forwarder = format("'%s' -shared -fPIC -O2 -o '%s/" LAYOUT_FORWARDER "' -Wl,-soname," LAYOUT_FORWARDER
+	char *forwarder = bench_format("'%s' -shared -fPIC -O2 -o '%s/" LAYOUT_FORWARDER "' -Wl,-soname," LAYOUT_FORWARDER
 				 " '%s/forwarder.c' '%s/forwarder.S' -Wl,--no-as-needed -l:libdl.so.2 -l:libpthread.so.0 -Wl,--as-needed",
 				 settings.cc, dir, settings.sources, settings.sources);
 	if (run_commands(&forwarder, 1))
@@ -199,7 +187,7 @@ static bool build_tree(int objects)
 		snprintf(path, sizeof(path), LAYOUT_ORIGIN "/%s", bench_slow_names[i].origin - 1, bench_slow_names[i].name);
 		commands[n++] = standin(path);
 	}
-	commands[n++] = format("'%s' -shared -fPIC -O2 -o '%s/" LAYOUT_NVRTC "' -Wl,-soname,libnvrtc.so.77 "
+	commands[n++] = bench_format("'%s' -shared -fPIC -O2 -o '%s/" LAYOUT_NVRTC "' -Wl,-soname,libnvrtc.so.77 "
 			       "'-DBUILTINS=\"libnvrtc-builtins.so.77\"' '%s/nvrtc_like.c' -ldl",
 			       settings.cc, dir, settings.fixtures);
 	ok = run_commands(commands, n);
@@ -222,9 +210,9 @@ static char **child_environment(const char *preload, const char *library_path)
 		if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0 && strncmp(environ[i], "LD_LIBRARY_PATH=", 16) != 0)
 			env[k++] = environ[i];
 	if (preload && preload[0])
-		env[k++] = format("LD_PRELOAD=%s", preload);
+		env[k++] = bench_format("LD_PRELOAD=%s", preload);
 	if (library_path)
-		env[k++] = format("LD_LIBRARY_PATH=%s", library_path);
+		env[k++] = bench_format("LD_LIBRARY_PATH=%s", library_path);
 	env[k] = NULL;
 	return env;
 }
@@ -579,12 +567,6 @@ static void describe_machine(void)
 	       "ratios (their middle half).\n\n");
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st, (void)flag, (void)ftw;
-	return remove(path);
-}
-
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: bench-dlopen [--rounds R] [--blocks K] [--block-ms T] [--only LIST] [--raw] [--keep]\n"
@@ -793,6 +775,6 @@ out:
 	if (settings.keep)
 		fprintf(stderr, "bench-dlopen: kept %s\n", settings.dir);
 	else
-		nftw(settings.dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+		bench_remove_tree(settings.dir);
 	return status;
 }

@@ -175,18 +175,6 @@ struct settings {
 
 static struct settings settings = { .forks = 2000, .chunk = 100, .threads = 3, .timeout = 2, .only = -1, .judge = true };
 
-static char *format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *format(const char *fmt, ...)
-{
-	va_list args;
-	char *s;
-	va_start(args, fmt);
-	if (vasprintf(&s, fmt, args) < 0)
-		abort();
-	va_end(args);
-	return s;
-}
-
 static bool run_shell(const char *command)
 {
 	char *argv[] = { "/bin/sh", "-c", (char *)command, NULL };
@@ -209,12 +197,12 @@ static bool build(void)
 		return false;
 	}
 	char *commands[] = {
-		format("cd '%s' && mkdir -p site-packages/nvidia/cuda_nvrtc/lib site-packages/nvidia/cublas/lib other", settings.dir),
-		format("'%s' -shared -fPIC -O1 -o '%s/" HELD "' -Wl,-soname," HELD_SONAME " '%s/nvrtc_like.c'", cc, settings.dir, fixtures),
-		format("'%s' -shared -fPIC -O1 -o '%s/" CYCLED "' -Wl,-soname," CYCLED_SONAME " '%s/value.c'", cc, settings.dir, fixtures),
-		format("'%s' -shared -fPIC -O1 -o '%s/" OTHER "' -Wl,-soname," OTHER_SONAME " '%s/value.c'", cc, settings.dir, fixtures),
-		format("'%s' -shared -fPIC -O1 -o '%s/" FRESH "' -Wl,-soname,libfresh.so.77 '%s/value.c'", cc, settings.dir, fixtures),
-		format("'%s' -shared -fPIC -O1 -o '%s/" EMPTY "' '%s/empty.c'", cc, settings.dir, sources),
+		bench_format("cd '%s' && mkdir -p site-packages/nvidia/cuda_nvrtc/lib site-packages/nvidia/cublas/lib other", settings.dir),
+		bench_format("'%s' -shared -fPIC -O1 -o '%s/" HELD "' -Wl,-soname," HELD_SONAME " '%s/nvrtc_like.c'", cc, settings.dir, fixtures),
+		bench_format("'%s' -shared -fPIC -O1 -o '%s/" CYCLED "' -Wl,-soname," CYCLED_SONAME " '%s/value.c'", cc, settings.dir, fixtures),
+		bench_format("'%s' -shared -fPIC -O1 -o '%s/" OTHER "' -Wl,-soname," OTHER_SONAME " '%s/value.c'", cc, settings.dir, fixtures),
+		bench_format("'%s' -shared -fPIC -O1 -o '%s/" FRESH "' -Wl,-soname,libfresh.so.77 '%s/value.c'", cc, settings.dir, fixtures),
+		bench_format("'%s' -shared -fPIC -O1 -o '%s/" EMPTY "' '%s/empty.c'", cc, settings.dir, sources),
 	};
 	bool ok = true;
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
@@ -238,7 +226,7 @@ static char **arm_environment(enum fork_arm arm)
 		if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0)
 			env[k++] = environ[i];
 	if (settings.libraries[arm][0])
-		env[k++] = format("LD_PRELOAD=%s", settings.libraries[arm]);
+		env[k++] = bench_format("LD_PRELOAD=%s", settings.libraries[arm]);
 	return env;
 }
 
@@ -409,12 +397,6 @@ static bool judge(long counts[FORK_ARMS][OUTCOMES], long (*chunks)[FORK_ARMS][OU
 	return worse;
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st, (void)flag, (void)ftw;
-	return remove(path);
-}
-
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: bench-fork [--forks N] [--chunk C] [--threads T] [--timeout S] [--only nvidia|other] [--no-judge]\n"
@@ -505,6 +487,6 @@ int main(int argc, char **argv)
 		free(chunk_counts);
 	}
 out:
-	nftw(settings.dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	bench_remove_tree(settings.dir);
 	return status;
 }

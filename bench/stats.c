@@ -1,9 +1,32 @@
-/* Quantiles of a sample (a child's blocks, the rounds of an arm, the rounds' ratios), and the tests of
-   counts the fork benchmark reports. */
+/* Quantiles of a sample (a child's blocks, the rounds of an arm, the rounds' ratios), the tests of
+   counts the fork benchmark reports, and the small helpers the benchmarks share. */
+#define _GNU_SOURCE
 #include "bench.h"
 
+#include <ftw.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
+
+char *bench_format(const char *fmt, ...)
+{
+	va_list args;
+	char *s;
+	va_start(args, fmt);
+	if (vasprintf(&s, fmt, args) < 0)
+		abort();
+	va_end(args);
+	return s;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st, (void)flag, (void)ftw;
+	return remove(path);
+}
+
+void bench_remove_tree(const char *folder) { nftw(folder, remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
 
 static int compare_doubles(const void *a, const void *b)
 {

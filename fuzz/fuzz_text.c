@@ -46,16 +46,18 @@ char *fuzz_bytes(const uint8_t *data, size_t size)
 	return s;
 }
 
-size_t fuzz_utf8_char_length(const char *text, size_t length)
+long fuzz_utf8_decode(const char *text, size_t length, size_t *used)
 {
 	const unsigned char *s = (const unsigned char *)text;
-	unsigned c = s[0];
 	size_t n;
-	unsigned min, code;
+	unsigned long min, code;
 	if (length == 0)
-		return 0;
-	if (c < 0x80)
-		return 1;
+		return -1;
+	unsigned c = s[0];
+	if (c < 0x80) {
+		*used = 1;
+		return c;
+	}
 	if (c >= 0xc2 && c <= 0xdf)
 		n = 1, min = 0x80, code = c & 0x1f;
 	else if (c >= 0xe0 && c <= 0xef)
@@ -63,17 +65,24 @@ size_t fuzz_utf8_char_length(const char *text, size_t length)
 	else if (c >= 0xf0 && c <= 0xf4)
 		n = 3, min = 0x10000, code = c & 0x07;
 	else
-		return 0;
+		return -1;
 	if (length <= n)
-		return 0;
+		return -1;
 	for (size_t i = 1; i <= n; i++) {
 		if ((s[i] & 0xc0) != 0x80)
-			return 0;
+			return -1;
 		code = code << 6 | (s[i] & 0x3f);
 	}
 	if (code < min || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff))
-		return 0;
-	return n + 1;
+		return -1;
+	*used = n + 1;
+	return (long)code;
+}
+
+size_t fuzz_utf8_char_length(const char *text, size_t length)
+{
+	size_t used;
+	return fuzz_utf8_decode(text, length, &used) < 0 ? 0 : used;
 }
 
 int fuzz_valid_utf8(const char *text, size_t length)

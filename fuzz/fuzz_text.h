@@ -22,6 +22,10 @@ void fuzz_parts_free(struct fuzz_parts *parts);
 /* A copy of exactly size bytes, not terminated (for parsers given a length). */
 char *fuzz_bytes(const uint8_t *data, size_t size);
 
+/* The code point of the valid UTF-8 character at s (at most length bytes; RFC 3629), its length in
+   *used; -1 for an invalid one. */
+long fuzz_utf8_decode(const char *s, size_t length, size_t *used);
+
 /* The length of the valid UTF-8 character at s (at most length bytes), or 0 for an invalid byte. */
 size_t fuzz_utf8_char_length(const char *s, size_t length);
 

@@ -84,13 +84,13 @@ sources_proc="fuzz/fuzz_proc.c $text $quiet inspect/what_if.c inspect/file_probe
 libs_proc="-lelf"
 seeds_proc=write_proc_seeds
 windows="-D_WIN64 -Isrc/windows -Ifuzz/windows -fshort-wchar"
-sources_pe_file="fuzz/fuzz_pe_file.c fuzz/windows/shim.c src/windows/pe_file.c"
+sources_pe_file="fuzz/fuzz_pe_file.c fuzz/windows/shim.c $text src/windows/pe_file.c"
 flags_pe_file=$windows
 seeds_pe_file=write_pe_file_seeds
-sources_import_table="fuzz/fuzz_import_table.c fuzz/windows/shim.c $quiet src/windows/import_table.c src/windows/utf16.c"
+sources_import_table="fuzz/fuzz_import_table.c fuzz/windows/shim.c $text $quiet src/windows/import_table.c src/windows/utf16.c"
 flags_import_table=$windows
 seeds_import_table=write_pe_image_seeds
-sources_utf16="fuzz/fuzz_utf16.c fuzz/windows/shim.c src/windows/utf16.c"
+sources_utf16="fuzz/fuzz_utf16.c fuzz/windows/shim.c $text src/windows/utf16.c"
 flags_utf16=$windows
 seeds_utf16=write_name_seeds
 
@@ -290,6 +290,7 @@ seconds=60
 runs=
 jobs=1
 work_option=
+case ${1-} in --help) usage 0 ;; --list) set -- -l ;; esac
 while getopts t:n:j:o:lh option; do
 	case $option in
 	t) seconds=$OPTARG ;;

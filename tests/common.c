@@ -11,6 +11,7 @@
 #include <link.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <gnu/libc-version.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,6 +184,25 @@ void test_build_library(const char *source, const char *path, const char *soname
 	free(command);
 }
 
+char *test_build_program(const char *source, const char *folder, const char *flags)
+{
+	char *program = test_format("%s/program", folder);
+	char *command = test_format("'%s' -o '%s' '%s/%s' %s", test_setting("NVI_CC"), program, test_setting("NVI_FIXTURES"), source, flags);
+	const char *argv[] = { "/bin/sh", "-c", command, NULL };
+	struct test_run run = test_run(argv, NULL, 120);
+	ck_assert_msg(run.status == 0, "building %s failed: %s\n%s", program, command, run.output);
+	free(run.output);
+	free(command);
+	return program;
+}
+
+bool test_glibc_at_least(int major, int minor)
+{
+	int running_major = 0, running_minor = 0;
+	return sscanf(gnu_get_libc_version(), "%d.%d", &running_major, &running_minor) == 2 &&
+	       (running_major > major || (running_major == major && running_minor >= minor));
+}
+
 struct test_run test_run(const char *const *argv, const char *const *env, int timeout)
 {
 	struct test_run result = { .status = -1, .output = NULL };
@@ -252,6 +272,20 @@ char *test_loader_expansion(const char *element)
 	while (last > line && last[-1] != ':' && last[-1] != '=')
 		last--;
 	return test_format("%.*s", (int)(end - last), last);
+}
+
+const char *test_system_path(const char *machine, const char *glibc)
+{
+	const char *bin = test_mkdirs(test_format("%s/system-%s-%s", test_tmpdir(), machine ? machine : "this", glibc));
+	char *getconf = test_format("%s/getconf", bin);
+	test_write_file(getconf, test_format("#!/bin/sh\n[ \"$1\" = GNU_LIBC_VERSION ] && echo 'glibc %s' || exec /usr/bin/getconf \"$@\"\n", glibc));
+	ck_assert_int_eq(chmod(getconf, 0755), 0);
+	if (machine) {
+		char *uname = test_format("%s/uname", bin);
+		test_write_file(uname, test_format("#!/bin/sh\n[ \"$1\" = -m ] && echo %s || exec /bin/uname \"$@\"\n", machine));
+		ck_assert_int_eq(chmod(uname, 0755), 0);
+	}
+	return test_format("PATH=%s:/usr/bin:/bin", bin);
 }
 
 struct test_capture test_capture_stderr(void)

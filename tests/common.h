@@ -23,6 +23,10 @@ const char *test_mkdirs(const char *path);
 /* printf into a new string. */
 char *test_format(const char *format, ...) __attribute__((format(printf, 1, 2)));
 void test_write_file(const char *path, const char *content);
+/* "PATH=FOLDER:/usr/bin:/bin", FOLDER a new one holding stand-ins for getconf (GNU_LIBC_VERSION
+   says glibc VERSION) and, unless machine is NULL, uname (-m says machine): what the launcher asks
+   of the system. */
+const char *test_system_path(const char *machine, const char *glibc);
 char *test_read_file(const char *path);
 /* Everything left in f (binary safe: its length in *length when length is not NULL); closes f. */
 char *test_read_stream(FILE *f, size_t *length);
@@ -35,6 +39,13 @@ size_t test_regular_files(const char *folder, const char *pattern, char ***paths
 /* Compiles tests/fixtures/SOURCE into a shared library at path with the given soname ("" for none)
    and extra cc flags (e.g. "-Wl,--enable-new-dtags,-rpath,$ORIGIN -DVALUE=7"). */
 void test_build_library(const char *source, const char *path, const char *soname, const char *flags);
+
+/* Compiles tests/fixtures/SOURCE into the program FOLDER/program with the extra cc flags (the
+   libraries it links against, -D definitions, its RPATH or RUNPATH); returns its path. */
+char *test_build_program(const char *source, const char *folder, const char *flags);
+
+/* The glibc this process runs on is MAJOR.MINOR or newer. */
+bool test_glibc_at_least(int major, int minor);
 
 struct test_run {
 	int status;   /* exit status, or 128 + signal */

@@ -15,25 +15,15 @@ static const char *const no_env[] = { NULL };
 
 /* From glibc 2.34 the audit front answers the loader; before, it leaves every name to the loader
    (src/linux/start.h: libdl cannot be called from an audit namespace there). */
-static bool audit_front_answers(void)
-{
-	int major = 0, minor = 0;
-	return sscanf(gnu_get_libc_version(), "%d.%d", &major, &minor) == 2 && (major > 2 || (major == 2 && minor >= 34));
-}
+static bool audit_front_answers(void) { return test_glibc_at_least(2, 34); }
 
 static const char *audit_env(void) { return test_format("LD_AUDIT=%s", test_setting("NVI_RUNTIME")); }
 
-/* Compiles tests/fixtures/linked_main.c into ROOT/program, linked against library (needed_symbol),
-   with the extra flags (its RPATH or RUNPATH). */
+/* tests/fixtures/linked_main.c as ROOT/program, linked against library (needed_symbol), with the
+   extra flags (its RPATH or RUNPATH). */
 static char *build_program(const char *root, const char *library, const char *needed_symbol, const char *flags)
 {
-	char *program = test_format("%s/program", root);
-	char *command = test_format("'%s' -o '%s' '%s/linked_main.c' -DNEEDED_SYMBOL=%s '%s' %s", test_setting("NVI_CC"), program,
-				    test_setting("NVI_FIXTURES"), needed_symbol, library, flags);
-	const char *argv[] = { "/bin/sh", "-c", command, NULL };
-	struct test_run built = test_run(argv, no_env, 120);
-	ck_assert_msg(built.status == 0, "%s", built.output);
-	return program;
+	return test_build_program("linked_main.c", root, test_format("-DNEEDED_SYMBOL=%s '%s' %s", needed_symbol, library, flags));
 }
 
 struct split {
@@ -269,15 +259,9 @@ END_TEST
    glibc is what getconf says: a stand-in first on PATH plays 2.33 and 2.34). */
 START_TEST(test_launcher_refuses_audit_before_glibc_2_34)
 {
-	const char *bin = test_mkdirs(test_format("%s/bin", test_tmpdir()));
-	test_write_file(test_format("%s/uname", bin), "#!/bin/sh\n[ \"$1\" = -m ] && echo x86_64 || exec /bin/uname \"$@\"\n");
 	const char *const versions[] = { "2.33", "2.34" };
 	for (size_t v = 0; v < 2; v++) {
-		test_write_file(test_format("%s/getconf", bin), test_format("#!/bin/sh\n[ \"$1\" = GNU_LIBC_VERSION ] && echo 'glibc %s' || exec /usr/bin/getconf \"$@\"\n",
-									  versions[v]));
-		struct test_run chmodded = shell(no_env, test_format("chmod +x '%s/uname' '%s/getconf'", bin, bin));
-		ck_assert_int_eq(chmodded.status, 0);
-		const char *env[] = { test_format("PATH=%s:/usr/bin:/bin", bin), NULL };
+		const char *env[] = { test_system_path("x86_64", versions[v]), NULL };
 		struct test_run run = shell(env, test_format("'%s' --audit-only -- true", test_setting("NVI_RUN")));
 		if (v == 0) {
 			ck_assert_msg(run.status == 2, "%d %s", run.status, run.output);
@@ -298,15 +282,9 @@ END_TEST
    play an aarch64 glibc 2.34 and 2.35. */
 START_TEST(test_launcher_refuses_audit_on_aarch64_before_glibc_2_35)
 {
-	const char *bin = test_mkdirs(test_format("%s/bin", test_tmpdir()));
-	test_write_file(test_format("%s/uname", bin), "#!/bin/sh\n[ \"$1\" = -m ] && echo aarch64 || exec /bin/uname \"$@\"\n");
 	const char *const versions[] = { "2.34", "2.35" };
 	for (size_t v = 0; v < 2; v++) {
-		test_write_file(test_format("%s/getconf", bin), test_format("#!/bin/sh\n[ \"$1\" = GNU_LIBC_VERSION ] && echo 'glibc %s' || exec /usr/bin/getconf \"$@\"\n",
-									  versions[v]));
-		struct test_run chmodded = shell(no_env, test_format("chmod +x '%s/uname' '%s/getconf'", bin, bin));
-		ck_assert_int_eq(chmodded.status, 0);
-		const char *env[] = { test_format("PATH=%s:/usr/bin:/bin", bin), NULL };
+		const char *env[] = { test_system_path("aarch64", versions[v]), NULL };
 		const char *const modes[] = { "--audit -- true", "--audit-only -- true", "--print-env --audit" };
 		for (size_t i = 0; i < 3; i++) {
 			struct test_run run = shell(env, test_format("'%s' %s", test_setting("NVI_RUN"), modes[i]));

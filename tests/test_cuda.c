@@ -180,17 +180,11 @@ END_TEST
 
 /* ---- the audit front with the real binaries ---------------------------------------------------- */
 
-/* Compiles tests/fixtures/references_main.c into FOLDER/program, linked against library and taking
-   the address of its function referenced, with the extra link flags. */
+/* tests/fixtures/references_main.c as FOLDER/program, linked against library and taking the address
+   of its function referenced, with the extra link flags. */
 static char *linked_program(const char *folder, const char *library, const char *referenced, const char *flags)
 {
-	char *program = test_format("%s/program", folder);
-	char *command = test_format("'%s' -o '%s' '%s/references_main.c' -DREFERENCED=%s '%s' %s", test_setting("NVI_CC"), program,
-				    test_setting("NVI_FIXTURES"), referenced, library, flags);
-	const char *argv[] = { "/bin/sh", "-c", command, NULL };
-	struct test_run built = test_run(argv, no_env, 120);
-	ck_assert_msg(built.status == 0, "%s", built.output);
-	return program;
+	return test_build_program("references_main.c", folder, test_format("-DREFERENCED=%s '%s' %s", referenced, library, flags));
 }
 
 /* PROGRAM started by the loader with the cache off (the toolkit's folder is only in ld.so.cache),
@@ -244,13 +238,6 @@ START_TEST(test_real_program_linked_against_cusolvermg_starts_with_launcher_audi
 	check_starts_with_the_audit_front_only(program, "libnvJitLink.so.13");
 }
 END_TEST
-
-/* From glibc 2.34 (src/linux/start.h). */
-static bool audit_front_answers(void)
-{
-	int major = 0, minor = 0;
-	return sscanf(gnu_get_libc_version(), "%d.%d", &major, &minor) == 2 && (major > 2 || (major == 2 && minor >= 34));
-}
 
 /* Names of NVIDIA libraries a binary mentions: strings that look like sonames of NVIDIA's own
    libraries (libcu*, libnv*, libnpp*, libcudnn*, libnccl*). */
@@ -339,7 +326,7 @@ int main(void)
 	tcase_add_test(tc, test_real_cusparse_needs_the_sibling_wheels_nvjitlink);
 	tcase_add_test(tc, test_real_cusparse_by_path_loads_with_the_runtime_attached_before_it);
 	tcase_add_test(tc, test_real_cusparse_with_a_system_nvjitlink_first_on_the_path);
-	if (audit_front_answers()) {
+	if (test_glibc_at_least(2, 34)) { /* the audit front answers from 2.34 (src/linux/start.h) */
 		tcase_add_test(tc, test_real_program_linked_against_split_cusparse_starts_with_launcher_audit);
 		tcase_add_test(tc, test_real_program_linked_against_cusolvermg_starts_with_launcher_audit);
 	} else {

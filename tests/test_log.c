@@ -41,33 +41,6 @@ static void close_inherited_descriptors(void)
 		close((int)fd);
 }
 
-/* Redirects stderr to a file until stop_capture(), which returns what was written. */
-struct capture {
-	char *path;
-	int saved;
-};
-
-static struct capture start_capture(void)
-{
-	struct capture capture = { .path = test_format("%s/stderr", test_tmpdir()) };
-	int fd = open(capture.path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	ck_assert_int_ge(fd, 0);
-	capture.saved = dup(STDERR_FILENO);
-	ck_assert_int_ge(capture.saved, 0);
-	dup2(fd, STDERR_FILENO);
-	close(fd);
-	return capture;
-}
-
-static char *stop_capture(struct capture *capture)
-{
-	dup2(capture->saved, STDERR_FILENO);
-	close(capture->saved);
-	char *output = test_read_file(capture->path);
-	ck_assert_ptr_nonnull(output);
-	return output;
-}
-
 static const struct {
 	const char *input;
 	const char *escaped;
@@ -536,9 +509,9 @@ START_TEST(test_symbolic_link_is_refused_and_its_target_untouched)
 	char *dir = test_tmpdir(), *target = test_format("%s/profile", dir), *link = test_format("%s/events.jsonl", dir);
 	test_write_file(target, "export X=1\n");
 	ck_assert_int_eq(symlink(target, link), 0);
-	struct capture capture = start_capture();
+	struct test_capture capture = test_capture_stderr();
 	bool opened = log_open_event_file(link);
-	char *output = stop_capture(&capture);
+	char *output = test_captured(&capture);
 	ck_assert(!opened);
 	ck_assert_msg(test_contains(output, "a symbolic link"), "%s", output);
 	log_reason("x");
@@ -546,9 +519,9 @@ START_TEST(test_symbolic_link_is_refused_and_its_target_untouched)
 	/* A dangling one creates nothing. */
 	char *dangling = test_format("%s/dangling", dir), *nowhere = test_format("%s/created-by-the-log", dir);
 	ck_assert_int_eq(symlink(nowhere, dangling), 0);
-	capture = start_capture();
+	capture = test_capture_stderr();
 	ck_assert(!log_open_event_file(dangling));
-	stop_capture(&capture);
+	test_captured(&capture);
 	ck_assert_int_ne(access(nowhere, F_OK), 0);
 }
 END_TEST
@@ -558,9 +531,9 @@ START_TEST(test_hard_link_is_refused)
 	char *dir = test_tmpdir(), *target = test_format("%s/other", dir), *second = test_format("%s/events.jsonl", dir);
 	test_write_file(target, "");
 	ck_assert_int_eq(link(target, second), 0);
-	struct capture capture = start_capture();
+	struct test_capture capture = test_capture_stderr();
 	bool opened = log_open_event_file(second);
-	char *output = stop_capture(&capture);
+	char *output = test_captured(&capture);
 	ck_assert(!opened);
 	ck_assert_msg(test_contains(output, "other names (hard links)"), "%s", output);
 }
@@ -576,9 +549,9 @@ START_TEST(test_file_of_another_user_is_refused)
 	char *path = event_log_path();
 	test_write_file(path, "");
 	ck_assert_int_eq(chown(path, 65534, 65534), 0);
-	struct capture capture = start_capture();
+	struct test_capture capture = test_capture_stderr();
 	bool opened = log_open_event_file(path);
-	char *output = stop_capture(&capture);
+	char *output = test_captured(&capture);
 	ck_assert(!opened);
 	ck_assert_msg(test_contains(output, "owned by another user (it must belong to the effective user or root)"), "%s", output);
 	/* The same file as root's own is taken. */
@@ -748,9 +721,9 @@ END_TEST
 
 START_TEST(test_unopenable_event_log_is_refused_with_a_message_naming_it)
 {
-	struct capture capture = start_capture();
+	struct test_capture capture = test_capture_stderr();
 	bool opened = log_open_event_file("/nonexistent-dir/x.log");
-	char *output = stop_capture(&capture);
+	char *output = test_captured(&capture);
 	ck_assert(!opened);
 	ck_assert_msg(test_contains(output, "/nonexistent-dir/x.log"), "stderr: %s", output);
 	ck_assert_uint_eq(test_count(output, "\n"), 1);
@@ -759,10 +732,10 @@ END_TEST
 
 START_TEST(test_event_without_event_log_prints_nothing_at_error_level)
 {
-	struct capture capture = start_capture();
+	struct test_capture capture = test_capture_stderr();
 	struct log_event event = { .event = "register", .folder = "/opt", .reason = "x" };
 	log_event(&event);
-	char *output = stop_capture(&capture);
+	char *output = test_captured(&capture);
 	ck_assert_str_eq(output, "");
 }
 END_TEST
@@ -771,11 +744,11 @@ END_TEST
 START_TEST(test_debug_line_has_no_empty_parts)
 {
 	log_set_level(LOG_DEBUG);
-	struct capture capture = start_capture();
+	struct test_capture capture = test_capture_stderr();
 	log_event(&(struct log_event){ .event = "register", .name = "libnvrtc.so.13", .folder = "/opt/lib", .reason = "" });
 	log_event(&(struct log_event){ .event = "redirect", .name = "libx.so.1", .path = "/opt/libx.so.1", .caller = "/opt/c.so",
 				       .reason = "registered origin" });
-	char *output = stop_capture(&capture);
+	char *output = test_captured(&capture);
 	log_set_level(LOG_ERROR);
 	ck_assert_str_eq(output, "nvinterpose: debug: event register libnvrtc.so.13 in /opt/lib\n"
 				 "nvinterpose: debug: event redirect libx.so.1 -> /opt/libx.so.1 for /opt/c.so (registered origin)\n");
@@ -785,20 +758,20 @@ END_TEST
 START_TEST(test_messages_obey_the_level)
 {
 	log_set_level(LOG_ERROR);
-	struct capture capture = start_capture();
+	struct test_capture capture = test_capture_stderr();
 	log_message(LOG_DEBUG, "hidden debug %d", 1);
 	log_message(LOG_INFO, "hidden info");
 	log_message(LOG_WARN, "hidden warning");
 	log_message(LOG_ERROR, "shown error %d", 2);
-	char *output = stop_capture(&capture);
+	char *output = test_captured(&capture);
 	ck_assert_str_eq(output, "nvinterpose: error: shown error 2\n");
 	ck_assert(!log_enabled(LOG_DEBUG));
 
 	log_set_level(LOG_DEBUG);
-	capture = start_capture();
+	capture = test_capture_stderr();
 	log_message(LOG_DEBUG, "shown debug");
 	log_message(LOG_WARN, "shown warning");
-	output = stop_capture(&capture);
+	output = test_captured(&capture);
 	log_set_level(LOG_ERROR);
 	ck_assert_str_eq(output, "nvinterpose: debug: shown debug\nnvinterpose: warning: shown warning\n");
 }
@@ -809,9 +782,9 @@ START_TEST(test_long_message_is_cut_to_one_line)
 	char text[3000];
 	memset(text, 'm', sizeof(text) - 1);
 	text[sizeof(text) - 1] = '\0';
-	struct capture capture = start_capture();
+	struct test_capture capture = test_capture_stderr();
 	log_message(LOG_ERROR, "%s", text);
-	char *output = stop_capture(&capture);
+	char *output = test_captured(&capture);
 	ck_assert_uint_eq(test_count(output, "\n"), 1);
 	ck_assert_int_eq(output[strlen(output) - 1], '\n');
 	ck_assert(strncmp(output, "nvinterpose: error: mmm", 23) == 0);

@@ -1,6 +1,8 @@
 /* The Win32 functions of fuzz/windows/windows.h, for the fuzzers of the Windows parsers on Linux. */
 #include "shim.h"
 
+#include "../fuzz_text.h"
+
 #include <string.h>
 
 const unsigned char *shim_file;
@@ -66,37 +68,6 @@ size_t fuzz_wcslen16(const wchar_t *text)
 	return n;
 }
 
-/* One code point from UTF-8 (strict: RFC 3629), or -1. */
-static long decode_utf8(const unsigned char *s, size_t length, size_t *used)
-{
-	unsigned c = s[0];
-	size_t n;
-	unsigned long min, code;
-	if (c < 0x80) {
-		*used = 1;
-		return c;
-	}
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 1, min = 0x80, code = c & 0x1f;
-	else if (c >= 0xe0 && c <= 0xef)
-		n = 2, min = 0x800, code = c & 0x0f;
-	else if (c >= 0xf0 && c <= 0xf4)
-		n = 3, min = 0x10000, code = c & 0x07;
-	else
-		return -1;
-	if (length <= n)
-		return -1;
-	for (size_t i = 1; i <= n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return -1;
-		code = code << 6 | (s[i] & 0x3f);
-	}
-	if (code < min || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff))
-		return -1;
-	*used = n + 1;
-	return (long)code;
-}
-
 /* Win32's contract: length -1 converts through the terminator, which counts; count 0 asks for
    the size; too small a buffer fails with ERROR_INSUFFICIENT_BUFFER; with MB_ERR_INVALID_CHARS an
    invalid sequence fails with ERROR_NO_UNICODE_TRANSLATION. */
@@ -111,7 +82,7 @@ int MultiByteToWideChar(unsigned code_page, DWORD flags, LPCSTR text, int length
 	}
 	for (size_t i = 0; i < total;) {
 		size_t used;
-		long code = decode_utf8(s + i, total - i, &used);
+		long code = fuzz_utf8_decode((const char *)s + i, total - i, &used);
 		if (code < 0) {
 			last_error = ERROR_NO_UNICODE_TRANSLATION;
 			return 0;

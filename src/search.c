@@ -14,13 +14,14 @@
  * folders above a sibling up to site-packages/nvidia, and the file it would load. */
 #include "search.h"
 
+#include "path.h"
+
 #include "config.h"
 #include "platform.h"
 #include "registry.h"
 #include "trust.h"
 
 #include <limits.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -42,7 +43,8 @@ struct walk {
 	enum loader_step loader_step; /* while the loader's search is walked */
 	search_visit visit;
 	void *arg;
-	struct platform_identity who; /* the process the trust rule judges for */
+	struct platform_identity who; /* the process the trust rule judges for (who_known: asked once) */
+	bool who_known;
 	size_t seen_count;
 	struct folder_identity seen[SEARCH_MAX_FOLDERS];
 };
@@ -95,15 +97,30 @@ struct trust_place {
 	const char *above[3];
 };
 
+/* The identity the trust rule judges for, asked of the system when first needed: a walk that
+   meets no place the rule applies to (no wheel sibling, no NVINTERPOSE_PATH entry) never asks. */
+static const struct platform_identity *walk_who(struct walk *walk)
+{
+	if (!walk->who_known) {
+		if (walk->request->who)
+			walk->who = *walk->request->who;
+		else
+			platform_current_identity(&walk->who);
+		walk->who_known = true;
+	}
+	return &walk->who;
+}
+
 static bool place_trusted(struct walk *walk, const struct trust_place *place, const char *folder, const char *file,
 			  enum search_step step)
 {
 	const char *name = search_step_name(step);
+	const struct platform_identity *who = walk_who(walk);
 	for (size_t i = 0; i < 3 && place->above[i]; i++)
-		if (!trust_accept(trust_check(&walk->who, place->owners, place->above[i], false), place->above[i], name))
+		if (!trust_accept(trust_check(who, place->owners, place->above[i], false), place->above[i], name))
 			return false;
-	return trust_accept(trust_check(&walk->who, place->owners, folder, false), folder, name) &&
-	       trust_accept(trust_check(&walk->who, place->owners, file, true), file, name);
+	return trust_accept(trust_check(who, place->owners, folder, false), folder, name) &&
+	       trust_accept(trust_check(who, place->owners, file, true), file, name);
 }
 
 /* True when folder is to be looked in: it exists and this walk has not tried it yet. A first try
@@ -127,11 +144,7 @@ static bool try_folder(struct walk *walk, const char *folder, enum search_step s
 	struct folder_identity identity;
 	if (!try_once(walk, folder, step, LOADER_LISTED, &identity))
 		return false;
-	size_t length = strlen(folder);
-	while (length > 1 && folder[length - 1] == SEPARATOR)
-		length--;
-	int n = snprintf(path, sizeof(path), "%.*s%c%s", (int)length, folder, SEPARATOR, walk->request->name);
-	if (n < 0 || (size_t)n >= sizeof(path) || !platform_is_file(path))
+	if (!path_join(path, sizeof(path), folder, SEPARATOR, walk->request->name) || !platform_is_file(path))
 		return false;
 	if (place && !place_trusted(walk, place, folder, path, step))
 		return false;
@@ -219,10 +232,9 @@ static bool try_wheel_siblings(struct walk *walk, const char *origin)
 		char package[PATH_MAX], folder[PATH_MAX];
 		if (names[i][0] == '.') /* hidden entries are no packages */
 			continue;
-		int k = snprintf(package, sizeof(package), "%s%c%s", root, SEPARATOR, names[i]);
-		int m = snprintf(folder, sizeof(folder), "%s%c%s%c%s", root, SEPARATOR, names[i], SEPARATOR, leaf);
 		struct trust_place place = { .owners = &owners, .above = { root, package, NULL } };
-		if (k > 0 && (size_t)k < sizeof(package) && m > 0 && (size_t)m < sizeof(folder))
+		if (path_join(package, sizeof(package), root, SEPARATOR, names[i]) &&
+		    path_join(folder, sizeof(folder), package, SEPARATOR, leaf))
 			stopped = try_folder(walk, folder, SEARCH_WHEEL_SIBLING, &place);
 	}
 	platform_free_names(names, n);
@@ -240,10 +252,7 @@ bool search_candidates(const struct search_request *request, search_visit visit,
 	walk->visit = visit;
 	walk->arg = arg;
 	walk->seen_count = 0;
-	if (request->who)
-		walk->who = *request->who;
-	else
-		platform_current_identity(&walk->who);
+	walk->who_known = false;
 
 	if (request->asker)
 		stopped = loader_search_order(request->lookup, request->asker, request->process, try_loader_folder, walk);

@@ -432,12 +432,18 @@ static bool add_load(struct lookup_plan *plan, const char *name, int family, con
 
 /* The walk for a bare name asked by caller, whose search list the loader gave (listed): with the
    caller's folder (into folder) when the caller is an NVIDIA library. */
+/* The folder of caller (PATH_MAX bytes at folder) when it is an NVIDIA library, else NULL. */
+static const char *nvidia_folder_of(struct link_map *caller, char *folder)
+{
+	const char *caller_name = caller->l_name && caller->l_name[0] ? caller->l_name : "";
+	bool nvidia = libnames_match_linux(libnames_basename(caller_name), NULL) >= 0 && dst_origin_of(caller_name, folder, PATH_MAX);
+	return nvidia ? folder : NULL;
+}
+
 static struct search_request bare_name_request(const char *name, struct link_map *caller, struct listed *listed,
 					       struct loader_object *asker, struct loader_process *process, char *folder)
 {
-	const char *caller_name = caller->l_name && caller->l_name[0] ? caller->l_name : "";
-	bool caller_is_nvidia = libnames_match_linux(libnames_basename(caller_name), NULL) >= 0 &&
-				dst_origin_of(caller_name, folder, PATH_MAX);
+	bool caller_is_nvidia = nvidia_folder_of(caller, folder) != NULL;
 	*asker = (struct loader_object){ .listed = &listed->list };
 	*process = (struct loader_process){ 0 };
 	return (struct search_request){
@@ -471,14 +477,36 @@ static bool cache_entry_of(const char *name, char *path, size_t size)
 }
 
 /* The bare-name question for caller; in_loader: asked from inside the loader (no loader calls). */
+static bool note_exists(const char *path, enum search_step step, enum loader_step loader_step, void *held)
+{
+	(void)path, (void)step, (void)loader_step;
+	*(bool *)held = true;
+	return true;
+}
+
+/* Whether any place of the runtime's own (the caller's folder, the origins, their wheel siblings,
+   NVINTERPOSE_PATH) holds a file of the name. Where none does, the call is the loader's whatever it
+   finds, and the walk of the loader's own folders, which weighs a candidate against them or lists
+   a miss, is not needed: a miss of a name nobody installed costs a stat a place, not the loader's
+   whole search again. */
+static bool runtime_place_holds(const char *name, const char *caller_folder)
+{
+	struct search_request own = { .name = name, .caller_folder = caller_folder }; /* no asker: no loader steps */
+	bool held = false;
+	search_candidates(&own, note_exists, &held);
+	return held;
+}
+
 static bool plan_bare_name(const char *name, int family, struct link_map *caller, bool in_loader, struct lookup_plan *plan)
 {
-	struct listed *listed = NULL;
-	struct finding *finding = malloc(2 * sizeof(*finding));
 	char caller_folder[PATH_MAX];
-	bool planned = false;
 	plan->count = 0;
 	plan->missed = false;
+	if (!report_misses_wanted(libnames_is_driver(family)) && !runtime_place_holds(name, nvidia_folder_of(caller, caller_folder)))
+		return false;
+	struct listed *listed = NULL;
+	struct finding *finding = malloc(2 * sizeof(*finding));
+	bool planned = false;
 	if (!finding || !(listed = read_listed(caller)))
 		goto out;
 	clear_finding(finding, NULL);

@@ -2,6 +2,8 @@
    (_dl_map_new_object, cache_rpath, _dl_rtld_di_serinfo). */
 #include "loader/search_order.h"
 
+#include "path.h"
+
 #include "platform.h"
 
 #include <limits.h>
@@ -75,24 +77,13 @@ bool loader_search_order(enum loader_lookup lookup, const struct loader_object *
 	return !asker->nodeflib && search_list(&process->default_dirs, LOADER_DEFAULT, visit, arg);
 }
 
-/* folder/subdir/name (subdir "" for none) into path, as open_path writes it: an empty folder (an
-   empty element: the working folder) adds nothing, and the name stays relative. False when it does
-   not fit. */
+/* folder/subdir/name (subdir "" for none) into path, as open_path writes it (path.h). False when it
+   does not fit. */
 static bool join(char *path, size_t size, const char *folder, const char *subdir, const char *name)
 {
-	size_t length = strlen(folder), subdir_length = strlen(subdir), name_length = strlen(name);
-	while (length > 1 && folder[length - 1] == '/')
-		length--;
-	size_t slash = length ? 1 : 0, subdir_slash = subdir_length ? 1 : 0;
-	if (length + slash + subdir_length + subdir_slash + name_length >= size)
-		return false;
-	char *at = path;
-	memcpy(at, folder, length), at += length;
-	memcpy(at, "/", slash), at += slash;
-	memcpy(at, subdir, subdir_length), at += subdir_length;
-	memcpy(at, "/", subdir_slash), at += subdir_slash;
-	memcpy(at, name, name_length + 1);
-	return true;
+	if (!subdir[0])
+		return path_join(path, size, folder, '/', name);
+	return path_join(path, size, folder, '/', subdir) && path_join(path, size, path, '/', name);
 }
 
 static bool is_folder(const char *folder, const char *subdir)

@@ -24,6 +24,7 @@
 #include <link.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -262,6 +263,49 @@ static void register_origin(struct entry *entry)
 	});
 }
 
+/* Objects a scan found not to be NVIDIA's, remembered by where they are mapped (the load address,
+   the program headers, the name's storage) and the hash of their file name: a later scan skips
+   their dynamic section, and a process with hundreds of objects rescans every one after each
+   unload. Only scan_object touches it, which dl_iterate_phdr runs with its lock held: one thread at
+   a time. An entry is a hint that saves work: an object that differs in any of these is read
+   afresh. Each object has VERDICT_WAYS slots to choose from, so that two never evict each other on
+   every scan. */
+#define VERDICTS 2048 /* 2^11: the top 11 bits of the key pick the first slot */
+#define VERDICT_WAYS 4
+static struct verdict {
+	uintptr_t address;
+	const void *headers;
+	const char *name;
+	unsigned long long name_hash;
+} not_nvidia[VERDICTS + VERDICT_WAYS];
+
+static size_t first_slot(const struct dl_phdr_info *info, unsigned long long name_hash)
+{
+	unsigned long long key = (name_hash ^ (uintptr_t)info->dlpi_phdr) * 0x9e3779b97f4a7c15ull; /* Fibonacci hashing */
+	return (size_t)(key >> 53);
+}
+
+static bool known_not_nvidia(const struct dl_phdr_info *info, unsigned long long name_hash)
+{
+	const struct verdict *slot = &not_nvidia[first_slot(info, name_hash)];
+	for (size_t i = 0; i < VERDICT_WAYS; i++, slot++)
+		if (slot->headers == info->dlpi_phdr && slot->address == info->dlpi_addr && slot->name == info->dlpi_name &&
+		    slot->name_hash == name_hash)
+			return true;
+	return false;
+}
+
+static void note_not_nvidia(const struct dl_phdr_info *info, unsigned long long name_hash)
+{
+	struct verdict *slot = &not_nvidia[first_slot(info, name_hash)], *pick = slot;
+	for (size_t i = 0; i < VERDICT_WAYS; i++, slot++)
+		if (!slot->headers) {
+			pick = slot;
+			break;
+		}
+	*pick = (struct verdict){ .address = info->dlpi_addr, .headers = info->dlpi_phdr, .name = info->dlpi_name, .name_hash = name_hash };
+}
+
 /* Runs with the loader's list lock held: it allocates nothing, calls into no loader function and
    logs nothing (a full stderr pipe would stall every thread's dl_iterate_phdr meanwhile). */
 static int scan_object(struct dl_phdr_info *info, size_t size, void *arg)
@@ -279,14 +323,19 @@ static int scan_object(struct dl_phdr_info *info, size_t size, void *arg)
 	}
 	if (!info->dlpi_name || !info->dlpi_name[0])
 		return 0; /* the main program */
+	const char *base = libnames_basename(info->dlpi_name);
+	unsigned long long name_hash = hash_name(base);
+	if (known_not_nvidia(info, name_hash))
+		return 0;
 	struct dynamic_facts facts;
 	dynamic_read_loaded(info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, &facts);
-	const char *base = libnames_basename(info->dlpi_name);
 	int family = libnames_match_linux(base, NULL);
 	if (family < 0 && facts.soname)
 		family = libnames_match_linux(facts.soname, NULL);
-	if (family < 0)
+	if (family < 0) {
+		note_not_nvidia(info, name_hash);
 		return 0;
+	}
 	/* Without a DT_SONAME, the loader matches a bare name only against the name the object was
 	   loaded under, which the index does not keep: no soname at all then. */
 	const char *soname = facts.soname ? facts.soname : "";

@@ -93,10 +93,10 @@ static bool seen_before(struct walk *walk, const struct folder_identity *identit
 /* What the trust rule needs for a place the runtime reached on its own: the owners allowed besides
    the effective user and root, and the folders above it to judge too (NULL ends the list). */
 struct trust_place {
-	const struct trust_owners *owners;
+	struct trust_owners *owners;
 	const char *above[3];
+	const char *owner_of; /* a folder whose owner joins owners when a file is first judged, or NULL */
 };
-
 /* The identity the trust rule judges for, asked of the system when first needed: a walk that
    meets no place the rule applies to (no wheel sibling, no NVINTERPOSE_PATH entry) never asks. */
 static const struct platform_identity *walk_who(struct walk *walk)
@@ -111,9 +111,12 @@ static const struct platform_identity *walk_who(struct walk *walk)
 	return &walk->who;
 }
 
-static bool place_trusted(struct walk *walk, const struct trust_place *place, const char *folder, const char *file,
-			  enum search_step step)
+static bool place_trusted(struct walk *walk, struct trust_place *place, const char *folder, const char *file, enum search_step step)
 {
+	if (place->owner_of) { /* asked only now: most walks judge no file */
+		trust_add_owner_of(place->owners, place->owner_of);
+		place->owner_of = NULL;
+	}
 	const char *name = search_step_name(step);
 	const struct platform_identity *who = walk_who(walk);
 	for (size_t i = 0; i < 3 && place->above[i]; i++)
@@ -138,14 +141,21 @@ static bool try_once(struct walk *walk, const char *folder, enum search_step ste
 }
 
 /* place: NULL for a folder the loader already loaded NVIDIA code from (the caller's, an origin). */
-static bool try_folder(struct walk *walk, const char *folder, enum search_step step, const struct trust_place *place)
+static bool try_folder(struct walk *walk, const char *folder, enum search_step step, struct trust_place *place)
 {
 	char path[PATH_MAX];
 	struct folder_identity identity;
-	if (!try_once(walk, folder, step, LOADER_LISTED, &identity))
+	bool joined = folder && folder[0] && path_join(path, sizeof(path), folder, SEPARATOR, walk->request->name);
+	if (walk->request->tried) {
+		/* A miss lists every folder once: each is told apart from the ones tried before first. */
+		if (!try_once(walk, folder, step, LOADER_LISTED, &identity) || !joined || !platform_is_file(path))
+			return false;
+	} else if (!joined || !platform_is_file(path) || !try_once(walk, folder, step, LOADER_LISTED, &identity)) {
+		/* Otherwise the file first: most folders lack it, and one system call says so; only a
+		   folder that holds it is told apart from those tried before (the same folder under
+		   another name holds it too, and was taken there). */
 		return false;
-	if (!path_join(path, sizeof(path), folder, SEPARATOR, walk->request->name) || !platform_is_file(path))
-		return false;
+	}
 	if (place && !place_trusted(walk, place, folder, path, step))
 		return false;
 	return walk->visit(path, step, LOADER_LISTED, walk->arg);
@@ -224,7 +234,6 @@ static bool try_wheel_siblings(struct walk *walk, const char *origin)
 	if (!search_wheel_root(origin, root, sizeof(root), &leaf))
 		return false;
 	struct trust_owners owners = { 0 };
-	trust_add_owner_of(&owners, origin);
 	char **names = NULL;
 	int n = platform_list_folder(root, &names);
 	bool stopped = false;
@@ -232,7 +241,7 @@ static bool try_wheel_siblings(struct walk *walk, const char *origin)
 		char package[PATH_MAX], folder[PATH_MAX];
 		if (names[i][0] == '.') /* hidden entries are no packages */
 			continue;
-		struct trust_place place = { .owners = &owners, .above = { root, package, NULL } };
+		struct trust_place place = { .owners = &owners, .above = { root, package, NULL }, .owner_of = owners.count ? NULL : origin };
 		if (path_join(package, sizeof(package), root, SEPARATOR, names[i]) &&
 		    path_join(folder, sizeof(folder), package, SEPARATOR, leaf))
 			stopped = try_folder(walk, folder, SEARCH_WHEEL_SIBLING, &place);

@@ -40,6 +40,11 @@ char *bench_format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Removes folder and everything in it (links are not followed). */
 void bench_remove_tree(const char *folder);
 
+/* The current environment without LD_PRELOAD and LD_LIBRARY_PATH, plus those given (NULL or ""
+   for none); freed with bench_free_environment. */
+char **bench_environment(const char *preload, const char *library_path);
+void bench_free_environment(char **env);
+
 /* The q-quantile of the finite values among n (linear between ranks); NAN when there are none. */
 double bench_quantile(const double *values, size_t n, double q);
 

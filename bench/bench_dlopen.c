@@ -198,38 +198,11 @@ static bool build_tree(int objects)
 
 /* ---- Running the children ------------------------------------------------------------------------ */
 
-/* The current environment without LD_PRELOAD and LD_LIBRARY_PATH, plus the arm's. */
-static char **child_environment(const char *preload, const char *library_path)
-{
-	size_t n = 0;
-	while (environ[n])
-		n++;
-	char **env = calloc(n + 3, sizeof(*env));
-	size_t k = 0;
-	for (size_t i = 0; i < n; i++)
-		if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0 && strncmp(environ[i], "LD_LIBRARY_PATH=", 16) != 0)
-			env[k++] = environ[i];
-	if (preload && preload[0])
-		env[k++] = bench_format("LD_PRELOAD=%s", preload);
-	if (library_path)
-		env[k++] = bench_format("LD_LIBRARY_PATH=%s", library_path);
-	env[k] = NULL;
-	return env;
-}
-
-static void free_environment(char **env)
-{
-	for (size_t i = 0; env[i]; i++)
-		if (strncmp(env[i], "LD_PRELOAD=", 11) == 0 || strncmp(env[i], "LD_LIBRARY_PATH=", 16) == 0)
-			free(env[i]);
-	free(env);
-}
-
 /* python3 -c pass: the CPU time of the whole process (user and system, from wait4). */
 static double run_python(enum arm arm)
 {
 	char *argv[] = { settings.python, "-c", "pass", NULL };
-	char **env = child_environment(settings.libraries[arm], NULL);
+	char **env = bench_environment(settings.libraries[arm], NULL);
 	posix_spawn_file_actions_t actions;
 	posix_spawn_file_actions_init(&actions);
 	posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
@@ -237,7 +210,7 @@ static double run_python(enum arm arm)
 	struct rusage usage;
 	int error = posix_spawn(&pid, settings.python, &actions, NULL, argv, env);
 	posix_spawn_file_actions_destroy(&actions);
-	free_environment(env);
+	bench_free_environment(env);
 	if (error != 0 || wait_for(pid, &usage) != 0)
 		return NAN;
 	return (double)(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e9 +
@@ -271,7 +244,7 @@ static bool run_child(struct group *g, enum arm arm, int r)
 			 settings.libraries[arm], NULL };
 	/* Attached late, not preloaded: the child dlopens the arm's library itself. */
 	char *library_path = g->kind == GROUP_SLOW ? ld_library_path(g->param) : NULL;
-	char **env = child_environment(g->kind == GROUP_ATTACH ? NULL : settings.libraries[arm], library_path);
+	char **env = bench_environment(g->kind == GROUP_ATTACH ? NULL : settings.libraries[arm], library_path);
 	free(library_path);
 	int out[2];
 	if (pipe2(out, O_CLOEXEC) != 0)
@@ -282,7 +255,7 @@ static bool run_child(struct group *g, enum arm arm, int r)
 	pid_t pid;
 	int error = posix_spawn(&pid, settings.self, &actions, NULL, argv, env);
 	posix_spawn_file_actions_destroy(&actions);
-	free_environment(env);
+	bench_free_environment(env);
 	close(out[1]);
 	if (error != 0) {
 		close(out[0]);

@@ -214,22 +214,6 @@ static bool build(void)
 	return ok;
 }
 
-/* The current environment without LD_PRELOAD, plus the arm's. */
-static char **arm_environment(enum fork_arm arm)
-{
-	size_t n = 0;
-	while (environ[n])
-		n++;
-	char **env = calloc(n + 2, sizeof(*env));
-	size_t k = 0;
-	for (size_t i = 0; i < n; i++)
-		if (strncmp(environ[i], "LD_PRELOAD=", 11) != 0)
-			env[k++] = environ[i];
-	if (settings.libraries[arm][0])
-		env[k++] = bench_format("LD_PRELOAD=%s", settings.libraries[arm]);
-	return env;
-}
-
 /* One chunk of forks in one arm process; false when the process itself did not finish in time or
    did not report (its chunk is then counted as failed). */
 static bool run_chunk(enum workload w, enum fork_arm arm, long forks, long counts[OUTCOMES])
@@ -246,15 +230,12 @@ static bool run_chunk(enum workload w, enum fork_arm arm, long forks, long count
 	snprintf(threads_text, sizeof(threads_text), "%d", settings.threads);
 	snprintf(timeout_text, sizeof(timeout_text), "%d", settings.timeout);
 	char *argv[] = { settings.self, "--arm", (char *)workload_names[w], settings.dir, forks_text, threads_text, timeout_text, NULL };
-	char **env = arm_environment(arm);
+	char **env = bench_environment(settings.libraries[arm], NULL);
 	pid_t pid;
 	int spawned = posix_spawn(&pid, settings.self, &actions, NULL, argv, env);
 	posix_spawn_file_actions_destroy(&actions);
 	close(out[1]);
-	for (size_t i = 0; env[i]; i++)
-		if (strncmp(env[i], "LD_PRELOAD=", 11) == 0)
-			free(env[i]); /* the arm's own: the inherited one was left out */
-	free(env);
+	bench_free_environment(env);
 	if (spawned != 0) {
 		close(out[0]);
 		return false;

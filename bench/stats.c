@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 char *bench_format(const char *fmt, ...)
 {
@@ -27,6 +28,40 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 }
 
 void bench_remove_tree(const char *folder) { nftw(folder, remove_entry, 16, FTW_DEPTH | FTW_PHYS); }
+
+static bool is_set_here(const char *entry)
+{
+	return strncmp(entry, "LD_PRELOAD=", 11) == 0 || strncmp(entry, "LD_LIBRARY_PATH=", 16) == 0;
+}
+
+char **bench_environment(const char *preload, const char *library_path)
+{
+	extern char **environ;
+	size_t n = 0;
+	while (environ[n])
+		n++;
+	char **env = calloc(n + 3, sizeof(*env));
+	if (!env)
+		abort();
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!is_set_here(environ[i]))
+			env[k++] = environ[i];
+	if (preload && preload[0])
+		env[k++] = bench_format("LD_PRELOAD=%s", preload);
+	if (library_path)
+		env[k++] = bench_format("LD_LIBRARY_PATH=%s", library_path);
+	env[k] = NULL;
+	return env;
+}
+
+void bench_free_environment(char **env)
+{
+	for (size_t i = 0; env[i]; i++)
+		if (is_set_here(env[i]))
+			free(env[i]);
+	free(env);
+}
 
 static int compare_doubles(const void *a, const void *b)
 {

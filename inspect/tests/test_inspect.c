@@ -954,6 +954,13 @@ START_TEST(test_a_missing_required_run_time_dependent_is_a_miss)
 							 w.lib)), "%.3000s", run.output);
 	ck_assert_msg(test_contains(run.output, test_format("  supply %s/libnvrtc-builtins.so.77.0 (registered_origin) for %s's dlopen of libnvrtc-builtins.so.77.0",
 							 w.lib, w.nvrtc)), "%.3000s", run.output);
+	/* Not in an AddressSanitizer build: there ASan's runtime must come first in a process, before
+	   any preload (README, Sanitizers). */
+	const char *sanitize = getenv("NVI_SANITIZE");
+	if (sanitize && strstr(sanitize, "address")) {
+		printf("the preloaded compile of test_a_missing_required_run_time_dependent_is_a_miss is left out: an AddressSanitizer build\n");
+		return;
+	}
 	const char *preloaded[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", "NVINTERPOSE_PATH=", standin_preload(), NULL };
 	real = compile_with(preloaded, w.nvrtc);
 	ck_assert_msg(test_contains(real.output, "42"), "%s", real.output);

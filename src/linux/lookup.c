@@ -25,11 +25,11 @@
 #include "platform.h"
 #include "real.h"
 #include "report.h"
+#include "start.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
-#include <gnu/libc-version.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <limits.h>
@@ -128,9 +128,7 @@ static void learn_machine(void)
 		if (loader_machine_from_element(own->list.dirs[i], &machine))
 			break;
 	free_listed(own);
-	int major = 0, minor = 0;
-	machine.legacy_possible = sscanf(gnu_get_libc_version(), "%d.%d", &major, &minor) != 2 || major < 2 ||
-				  (major == 2 && minor < 37);
+	machine.legacy_possible = !start_glibc_at_least(2, 37);
 	machine.cache_inhibited = started_with_inhibit_cache();
 }
 
@@ -430,8 +428,6 @@ static bool add_load(struct lookup_plan *plan, const char *name, int family, con
 	return true;
 }
 
-/* The walk for a bare name asked by caller, whose search list the loader gave (listed): with the
-   caller's folder (into folder) when the caller is an NVIDIA library. */
 /* The folder of caller (PATH_MAX bytes at folder) when it is an NVIDIA library, else NULL. */
 static const char *nvidia_folder_of(struct link_map *caller, char *folder)
 {
@@ -440,10 +436,11 @@ static const char *nvidia_folder_of(struct link_map *caller, char *folder)
 	return nvidia ? folder : NULL;
 }
 
-static struct search_request bare_name_request(const char *name, struct link_map *caller, struct listed *listed,
-					       struct loader_object *asker, struct loader_process *process, char *folder)
+/* The walk for a bare name asked by a caller whose search list the loader gave (listed), with the
+   caller's folder when the caller is an NVIDIA library (nvidia_folder_of; NULL otherwise). */
+static struct search_request bare_name_request(const char *name, const char *caller_folder, struct listed *listed,
+					       struct loader_object *asker, struct loader_process *process)
 {
-	bool caller_is_nvidia = nvidia_folder_of(caller, folder) != NULL;
 	*asker = (struct loader_object){ .listed = &listed->list };
 	*process = (struct loader_process){ 0 };
 	return (struct search_request){
@@ -452,7 +449,7 @@ static struct search_request bare_name_request(const char *name, struct link_map
 		.asker = asker,
 		.process = process,
 		.machine = this_machine(),
-		.caller_folder = caller_is_nvidia ? folder : NULL,
+		.caller_folder = caller_folder,
 	};
 }
 
@@ -500,9 +497,10 @@ static bool runtime_place_holds(const char *name, const char *caller_folder)
 static bool plan_bare_name(const char *name, int family, struct link_map *caller, bool in_loader, struct lookup_plan *plan)
 {
 	char caller_folder[PATH_MAX];
+	const char *nvidia_folder = nvidia_folder_of(caller, caller_folder);
 	plan->count = 0;
 	plan->missed = false;
-	if (!report_misses_wanted(libnames_is_driver(family)) && !runtime_place_holds(name, nvidia_folder_of(caller, caller_folder)))
+	if (!report_misses_wanted(libnames_is_driver(family)) && !runtime_place_holds(name, nvidia_folder))
 		return false;
 	struct listed *listed = NULL;
 	struct finding *finding = malloc(2 * sizeof(*finding));
@@ -514,8 +512,8 @@ static bool plan_bare_name(const char *name, int family, struct link_map *caller
 
 	struct loader_object asker;
 	struct loader_process process;
-	struct search_request request = bare_name_request(name, caller, listed, &asker, &process, caller_folder);
-	bool caller_is_nvidia = request.caller_folder != NULL;
+	struct search_request request = bare_name_request(name, nvidia_folder, listed, &asker, &process);
+	bool caller_is_nvidia = nvidia_folder != NULL;
 	char cached[PATH_MAX];
 	request.cache_entry = in_loader && cache_entry_of(name, cached, sizeof(cached)) ? cached : NULL;
 	search_candidates(&request, consider_candidate, finding);
@@ -564,7 +562,7 @@ void lookup_report_bare_miss(const char *name, int family, struct link_map *call
 		goto out;
 	struct loader_object object;
 	struct loader_process process;
-	struct search_request request = bare_name_request(name, caller, listed, &object, &process, caller_folder);
+	struct search_request request = bare_name_request(name, nvidia_folder_of(caller, caller_folder), listed, &object, &process);
 	if (!runtime_places) {
 		request.caller_folder = NULL;
 		request.loader_only = true;

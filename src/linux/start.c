@@ -12,6 +12,7 @@
 #include <gnu/libc-version.h>
 #include <link.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/auxv.h>
@@ -37,13 +38,29 @@ void start_once(void)
 	pthread_once(&once, initialize);
 }
 
-void start_audit_once(void) { pthread_once(&once, initialize); }
-
-bool start_libdl_usable(void)
+void start_audit_once(void)
 {
-	int major = 0, minor = 0;
-	return sscanf(gnu_get_libc_version(), "%d.%d", &major, &minor) == 2 && (major > 2 || (major == 2 && minor >= 34));
+	if (start_libdl_usable())
+		start_once();
+	else
+		pthread_once(&once, initialize);
 }
+
+/* The running glibc's version, read once (any thread may get there first; each writes the same). */
+static _Atomic int glibc_version = -1; /* major * 1000 + minor; 0 where it cannot be read */
+
+bool start_glibc_at_least(int major, int minor)
+{
+	int version = atomic_load_explicit(&glibc_version, memory_order_relaxed);
+	if (version < 0) {
+		int running_major = 0, running_minor = 0;
+		version = sscanf(gnu_get_libc_version(), "%d.%d", &running_major, &running_minor) == 2 ? running_major * 1000 + running_minor : 0;
+		atomic_store_explicit(&glibc_version, version, memory_order_relaxed);
+	}
+	return version >= major * 1000 + minor;
+}
+
+bool start_libdl_usable(void) { return start_glibc_at_least(2, 34); }
 
 /* dl_iterate_phdr reports the objects of its caller's namespace only, in load order: the base
    namespace's first is the program (its name ""; also when ld.so was run as a command, which names

@@ -9,9 +9,12 @@
    lookup (real.h). */
 void start_once(void);
 
-/* start_once for the audit copy: the same start-up without the real functions' lookup, which is
-   libdl's (start_libdl_usable) and which the audit copy never calls. */
+/* start_once for the audit copy: the same start-up, without the real functions' lookup where
+   libdl may not be called there (start_libdl_usable), so the copy then asks libdl nothing. */
 void start_audit_once(void);
+
+/* The glibc this process runs is MAJOR.MINOR or newer (false where its version cannot be read). */
+bool start_glibc_at_least(int major, int minor);
 
 /* True where the audit copy may call libdl's functions (dlsym, dladdr1, dlinfo): glibc 2.34 and
    later, where they are libc's. Before, libdl's copy in the audit namespace crashes while the loader

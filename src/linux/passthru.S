@@ -4,6 +4,22 @@
    RUNPATH, its $ORIGIN, its namespace. A C wrapper cannot promise this: at -O0 it calls, and glibc
    then takes the wrapper for the caller. */
 
+/* PROPERTY_NOTE(type, features): the GNU property note (NT_GNU_PROPERTY_TYPE_0) that says which of
+   the machine's branch protections the stubs keep; without it, linking them would drop the
+   library's marking. */
+.macro PROPERTY_NOTE type, features
+	.section .note.gnu.property, "a"
+	.p2align 3
+	.long 4                       /* name size */
+	.long 16                      /* descriptor size */
+	.long 5                       /* NT_GNU_PROPERTY_TYPE_0 */
+	.asciz "GNU"
+	.long \type
+	.long 4
+	.long \features
+	.p2align 3
+.endm
+
 #if defined(__x86_64__)
 
 /* HOOK(name, route, real, args, glance): name(a, b, c) -> route(a, b, c, return address, &handle):
@@ -69,18 +85,8 @@ HOOK dlmopen, route_dlmopen, real_dlmopen, 3
 .section .note.GNU-stack, "", @progbits
 
 #ifdef __CET__
-/* The stubs keep IBT (endbr64 above) and the shadow stack (they never touch a return address):
-   say so, or linking them would drop the library's CET marking. */
-	.section .note.gnu.property, "a"
-	.p2align 3
-	.long 4                       /* name size */
-	.long 16                      /* descriptor size */
-	.long 5                       /* NT_GNU_PROPERTY_TYPE_0 */
-	.asciz "GNU"
-	.long 0xc0000002              /* GNU_PROPERTY_X86_FEATURE_1_AND */
-	.long 4
-	.long 3                       /* IBT | SHSTK */
-	.p2align 3
+/* The stubs keep IBT (endbr64 above) and the shadow stack (they never touch a return address). */
+PROPERTY_NOTE 0xc0000002, 3       /* GNU_PROPERTY_X86_FEATURE_1_AND: IBT | SHSTK */
 #endif
 
 #elif defined(__aarch64__)
@@ -164,16 +170,7 @@ HOOK dlmopen, route_dlmopen, real_dlmopen, 3
 #else
 #define STUB_FEATURE_PAC 0
 #endif
-	.section .note.gnu.property, "a"
-	.p2align 3
-	.long 4                       /* name size */
-	.long 16                      /* descriptor size */
-	.long 5                       /* NT_GNU_PROPERTY_TYPE_0 */
-	.asciz "GNU"
-	.long 0xc0000000              /* GNU_PROPERTY_AARCH64_FEATURE_1_AND */
-	.long 4
-	.long STUB_FEATURE_BTI | STUB_FEATURE_PAC
-	.p2align 3
+PROPERTY_NOTE 0xc0000000, STUB_FEATURE_BTI | STUB_FEATURE_PAC /* GNU_PROPERTY_AARCH64_FEATURE_1_AND */
 #endif
 
 #else

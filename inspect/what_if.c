@@ -394,13 +394,14 @@ struct candidate {
 	enum search_step step;
 };
 
-/* The runtime uses a candidate only when it is a shared object this process can load. */
+/* The runtime uses a candidate only when it is a shared object this process can load and the
+   loader can map whole (src/linux/lookup.c, usable_candidate): a copy cut short is skipped. */
 static bool take_loadable(const char *path, enum search_step step, enum loader_step loader_step, void *arg)
 {
 	(void)loader_step;
 	struct candidate *candidate = arg;
 	const struct probed_file *file = file_probe_path(candidate->probe, path);
-	if (!file || file->result != PROBE_FOUND)
+	if (!file || file->result != PROBE_FOUND || !file->facts->whole)
 		return false;
 	candidate->path = strdup(path);
 	candidate->step = step;

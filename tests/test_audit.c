@@ -128,6 +128,33 @@ START_TEST(test_the_loaders_own_answer_is_kept_wherever_it_finds_the_library)
 }
 END_TEST
 
+/* A copy cut short where the audit front would find it (an interrupted install): the front does
+   not answer with it, under either policy, and the program gets the plain loader's answer, never
+   a signal. NVRTC's builtins are asked for at run time, the split wheel's nvJitLink before main. */
+START_TEST(test_cut_copies_are_never_the_audit_fronts_answer)
+{
+	for (int cut = 0; cut < STANDIN_CUTS; cut++)
+		for (int coherent = 0; coherent < 2; coherent++) {
+			char *label = test_format("%s, %s", standin_cut_name(cut), coherent ? "coherent" : "fallback");
+			const char *env[] = { audit_env(), coherent ? "NVINTERPOSE_POLICY=coherent" : NULL, NULL };
+			struct standin_wheel wheel = standin_nvrtc_wheel(0);
+			standin_cut_builtins(wheel.builtins, cut);
+			char *args = test_format("call %s nvrtc_like_compile", wheel.nvrtc);
+			standin_check_like_plain(&(struct standin_runs){ .label = label, .plain_env = no_env, .plain_args = args, .env = env,
+									 .args = args, .result = "call nvrtc_like_compile: " });
+
+			struct split s = make_split();
+			test_build_library("value.c", s.nvjitlink, "libnvJitLink.so.77", "-DVALUE_SYMBOL=nvjitlink_value -DVALUE=7 " STANDIN_PADDING);
+			standin_cut_library(s.nvjitlink, cut);
+			const char *argv[] = { s.program, NULL };
+			struct test_run plain = test_run(argv, no_env, 60);
+			ck_assert_msg(plain.status == 127, "%s: without the runtime: %d: %s", label, plain.status, plain.output);
+			struct test_run run = test_run(argv, env, 60);
+			ck_assert_msg(run.status == 127, "%s: the plain run's exit 127, not %d: %s", label, run.status, run.output);
+		}
+}
+END_TEST
+
 START_TEST(test_ordinary_programs_start_the_same_under_the_audit_front)
 {
 	const char *env[] = { audit_env(), NULL };
@@ -315,6 +342,7 @@ int main(void)
 		tcase_add_test(tc, test_audit_events_name_the_requester);
 		tcase_add_test(tc, test_both_fronts_together_do_what_each_does);
 		tcase_add_test(tc, test_launcher_audit_starts_the_split_wheel_program);
+		tcase_add_test(tc, test_cut_copies_are_never_the_audit_fronts_answer);
 	} else {
 		printf("skipped: the audit front's answers (glibc %s; they need 2.34 or newer)\n", gnu_get_libc_version());
 		tcase_add_test(tc, test_before_glibc_2_34_the_audit_front_leaves_names_to_the_loader);

@@ -58,6 +58,23 @@ START_TEST(test_late_attach_before_nvrtc_without_patching_needs_rescan)
 }
 END_TEST
 
+/* A copy of the builtins cut short beside NVRTC (an interrupted install): under either policy the
+   runtime skips it, and the program gets the plain loader's answer, never a signal. */
+START_TEST(test_cut_builtins_beside_nvrtc_are_skipped_never_a_signal)
+{
+	for (int cut = 0; cut < STANDIN_CUTS; cut++)
+		for (int coherent = 0; coherent < 2; coherent++) {
+			struct standin_wheel wheel = standin_nvrtc_wheel(0);
+			standin_cut_builtins(wheel.builtins, cut);
+			const char *env[] = { standin_preload(), coherent ? "NVINTERPOSE_POLICY=coherent" : NULL, NULL };
+			char *args = test_format("call %s nvrtc_like_compile", wheel.nvrtc);
+			standin_check_like_plain(&(struct standin_runs){
+				.label = test_format("%s, %s", standin_cut_name(cut), coherent ? "coherent" : "fallback"),
+				.plain_env = no_env, .plain_args = args, .env = env, .args = args, .result = "call nvrtc_like_compile: " });
+		}
+}
+END_TEST
+
 START_TEST(test_load_by_path_registers_its_folder)
 {
 	struct standin_wheel wheel = standin_nvrtc_wheel(0);
@@ -340,6 +357,7 @@ int main(void)
 	tcase_add_test(tc, test_preloaded_runtime_finds_builtins_beside_nvrtc);
 	tcase_add_test(tc, test_late_attach_loads_builtins_for_loaded_nvrtc);
 	tcase_add_test(tc, test_late_attach_before_nvrtc_without_patching_needs_rescan);
+	tcase_add_test(tc, test_cut_builtins_beside_nvrtc_are_skipped_never_a_signal);
 	tcase_add_test(tc, test_load_by_path_registers_its_folder);
 	tcase_add_test(tc, test_origin_is_the_loaded_path_not_realpath);
 	tcase_add_test(tc, test_origin_of_a_relative_name_is_fixed_at_its_load);

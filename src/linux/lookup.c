@@ -160,6 +160,7 @@ struct finding {
 	char loader_path[PATH_MAX]; /* the loader's first hit, when loader_finds */
 	enum search_step step;
 	char candidate[PATH_MAX];   /* the runtime's first, or "" */
+	struct dynamic_file_identity identity; /* the candidate as it was checked */
 	/* For a DT_NEEDED name: the SONAME a candidate of the runtime's must have. The loader takes
 	   a loaded object for a DT_NEEDED name by its SONAME (or a name it was loaded under, which for
 	   the runtime's loads is a path): a copy without it would be loaded for nothing. */
@@ -176,12 +177,32 @@ static void clear_finding(struct finding *finding, const char *soname)
 	finding->soname = soname;
 }
 
-static bool has_soname(const char *path, const char *soname)
+/* A copy in one of the runtime's own places is loaded only when the loader can map it whole: a
+   shared object of this process's kind whose load segments lie inside the file, with what the
+   loader reads in memory inside them (dynamic_file.whole). A copy cut short by an interrupted
+   install would be mapped past its end: a SIGBUS in the host where the loader alone fails
+   cleanly. For a DT_NEEDED name it must also have that SONAME. The file is read once, here, for
+   every way in and every policy; its identity is kept for the check before the load. */
+static bool usable_candidate(const char *path, struct finding *finding)
 {
 	struct dynamic_file *file = malloc(sizeof(*file));
-	bool same = file && dynamic_read_file(path, file) == 0 && file->soname && strcmp(file->soname, soname) == 0;
+	int read = file ? dynamic_read_file(path, file) : -ENOMEM;
+	bool usable = false;
+	if (read != 0)
+		log_message(LOG_INFO, "%s cannot be read as a shared object (%s); skipped", path, strerror(-read));
+	else if (!dynamic_file_is_compatible(file))
+		log_message(LOG_INFO, "%s is not a shared object this process can load; skipped", path);
+	else if (!file->whole)
+		log_message(LOG_INFO, "%s is cut short or damaged (a part the loader maps lies outside the file); skipped", path);
+	else if (finding->soname && (!file->soname || strcmp(file->soname, finding->soname) != 0))
+		log_message(LOG_INFO, "%s does not have the SONAME %s, so the loader would not take it for that name; skipped", path,
+			    finding->soname);
+	else
+		usable = true;
+	if (usable)
+		finding->identity = file->identity;
 	free(file);
-	return same;
+	return usable;
 }
 
 static bool consider_candidate(const char *path, enum search_step step, enum loader_step loader_step, void *arg)
@@ -193,23 +214,18 @@ static bool consider_candidate(const char *path, enum search_step step, enum loa
 		finding->loader_path[0] = '\0';
 		return true;
 	}
-	if (!dynamic_file_is_loadable(path)) {
-		if (step != SEARCH_LOADER)
-			log_message(LOG_INFO, "%s is not a shared object this process can load; skipped", path);
-		return false;
-	}
-	if (step != SEARCH_LOADER && finding->soname && !has_soname(path, finding->soname)) {
-		log_message(LOG_INFO, "%s does not have the SONAME %s, so the loader would not take it for that name; skipped", path,
-			    finding->soname);
-		return false;
-	}
 	if (step == SEARCH_LOADER) {
+		/* The loader takes any file whose header it accepts (glibc's open_verify), whole or not. */
+		if (!dynamic_file_is_loadable(path))
+			return false;
 		finding->loader_finds = true;
 		strcpy(finding->loader_path, path);
-	} else {
-		finding->step = step;
-		strcpy(finding->candidate, path);
+		return true;
 	}
+	if (!usable_candidate(path, finding))
+		return false;
+	finding->step = step;
+	strcpy(finding->candidate, path);
 	return true;
 }
 
@@ -421,6 +437,7 @@ static bool add_load(struct lookup_plan *plan, const char *name, int family, con
 	struct lookup_load *load = &plan->loads[plan->count++];
 	strcpy(load->name, name);
 	strcpy(load->path, finding->candidate);
+	load->identity = finding->identity;
 	load->family = family;
 	load->step = finding->step;
 	load->coherent = coherent;

@@ -91,6 +91,13 @@ static void *load_planned(const struct lookup_load *planned, int mode, const cha
 		if (handle)
 			return handle; /* the loader's ld.so.cache had it: its own answer */
 	}
+	/* glibc opens the file again by its path: it has no call that takes the descriptor the check
+	   read (a /proc/self/fd path would become the library's name and its $ORIGIN). A copy that
+	   changed since the check (an upgrade rewriting it) is not given to it. */
+	if (!dynamic_file_unchanged(planned->path, &planned->identity)) {
+		log_message(LOG_WARN, "%s for %s: %s changed since it was checked; not loaded", planned->name, asker, planned->path);
+		return NULL;
+	}
 	void *handle = load(planned->path, mode);
 	const char *reason = planned->coherent ? "coherent: the asker's folder or its wheel siblings" : search_step_name(planned->step);
 	if (!handle) {

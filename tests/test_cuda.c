@@ -67,6 +67,21 @@ START_TEST(test_real_nvrtc_compiles_with_the_runtime_preloaded)
 }
 END_TEST
 
+/* The real NVRTC loaded with RTLD_DEEPBIND binds its dlopen in its own scope first (libc's): its
+   builtins are still found, preloaded. */
+START_TEST(test_real_nvrtc_loaded_with_deepbind_compiles_with_the_runtime_preloaded)
+{
+	struct nvrtc_wheel wheel = nvrtc_wheel();
+	char *args = test_format("open:now,deepbind %s nvrtc %s maps builtins", wheel.nvrtc, wheel.nvrtc);
+	struct test_run plain = probe_without_cache(no_env, args);
+	ck_assert_msg(test_contains(plain.output, "nvrtc compile: failed: nvrtc: error: failed to open libnvrtc-builtins.so.13.0."), "%s", plain.output);
+	const char *env[] = { test_format("LD_PRELOAD=%s", test_setting("NVI_RUNTIME")), NULL };
+	struct test_run run = probe_without_cache(env, args);
+	ck_assert_msg(test_contains(run.output, "nvrtc compile: ok"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("maps: %s\n", wheel.builtins)), "%s", run.output);
+}
+END_TEST
+
 START_TEST(test_real_nvrtc_compiles_through_the_launcher)
 {
 	struct nvrtc_wheel wheel = nvrtc_wheel();
@@ -419,6 +434,7 @@ int main(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_real_nvrtc_compile_fails_without_the_runtime);
 	tcase_add_test(tc, test_real_nvrtc_compiles_with_the_runtime_preloaded);
+	tcase_add_test(tc, test_real_nvrtc_loaded_with_deepbind_compiles_with_the_runtime_preloaded);
 	tcase_add_test(tc, test_real_nvrtc_compiles_through_the_launcher);
 	tcase_add_test(tc, test_real_nvrtc_compiles_with_the_runtime_attached_late);
 	tcase_add_test(tc, test_real_nvrtc_compiles_with_the_runtime_attached_before_it_and_no_rescan);

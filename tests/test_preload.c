@@ -75,6 +75,38 @@ START_TEST(test_cut_builtins_beside_nvrtc_are_skipped_never_a_signal)
 }
 END_TEST
 
+/* NVRTC loaded with RTLD_DEEPBIND (cuda.pathfinder loads cuFFTMp so) looks its own dlopen up in
+   its own scope first, where libc defines it, before the preloaded hooks. Its builtins are still
+   found, registered and logged, bound now or lazily; libc's dynamic-symbol entries are what lead
+   to the hooks, no GOT slot is written (another interposer's would stay its own). Without the
+   patching (NVINTERPOSE_PATCH=0) the loads bypass the runtime, as a warning says. */
+START_TEST(test_deep_bound_nvrtc_still_reaches_the_hooks)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	const char *modes[] = { "now,deepbind", "lazy,deepbind" };
+	for (size_t i = 0; i < 2; i++) {
+		char *args = test_format("open:%s %s call %s nvrtc_like_compile patches", modes[i], wheel.nvrtc, wheel.nvrtc);
+		struct test_run plain = test_probe(no_env, args);
+		ck_assert_msg(test_contains(plain.output, "call nvrtc_like_compile: -1"), "%s", plain.output);
+		char *log = test_format("%s/events-%zu.jsonl", wheel.root, i);
+		const char *env[] = { standin_preload(), test_format("NVINTERPOSE_LOG_FILE=%s", log), NULL };
+		struct test_run run = test_probe(env, args);
+		ck_assert_msg(test_contains(run.output, "call nvrtc_like_compile: 42"), "%s: %s", modes[i], run.output);
+		char *redirect = test_find_event(log, "redirect", "name", "libnvrtc-builtins.so.77.1");
+		ck_assert_msg(redirect && strcmp(test_event_value(redirect, "caller"), wheel.nvrtc) == 0, "%s", test_read_file(log));
+		char *registered = test_find_event(log, "register", "path", wheel.nvrtc);
+		ck_assert_msg(registered && strcmp(test_event_value(registered, "reason"), "loaded by path") == 0, "the request was seen: %s",
+			      test_read_file(log));
+		ck_assert_msg(test_contains(run.output, "dlopen dynsym patched") && !test_contains(run.output, " got "), "%s", run.output);
+	}
+	const char *off[] = { standin_preload(), "NVINTERPOSE_PATCH=0", "NVINTERPOSE_LOG=warn", NULL };
+	struct test_run run = test_probe(off, test_format("open:now,deepbind %s call %s nvrtc_like_compile", wheel.nvrtc, wheel.nvrtc));
+	ck_assert_msg(test_contains(run.output, "call nvrtc_like_compile: -1"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("%s is loaded with RTLD_DEEPBIND and libc is left alone (NVINTERPOSE_PATCH=0)", wheel.nvrtc)),
+		      "%s", run.output);
+}
+END_TEST
+
 START_TEST(test_load_by_path_registers_its_folder)
 {
 	struct standin_wheel wheel = standin_nvrtc_wheel(0);
@@ -358,6 +390,7 @@ int main(void)
 	tcase_add_test(tc, test_late_attach_loads_builtins_for_loaded_nvrtc);
 	tcase_add_test(tc, test_late_attach_before_nvrtc_without_patching_needs_rescan);
 	tcase_add_test(tc, test_cut_builtins_beside_nvrtc_are_skipped_never_a_signal);
+	tcase_add_test(tc, test_deep_bound_nvrtc_still_reaches_the_hooks);
 	tcase_add_test(tc, test_load_by_path_registers_its_folder);
 	tcase_add_test(tc, test_origin_is_the_loaded_path_not_realpath);
 	tcase_add_test(tc, test_origin_of_a_relative_name_is_fixed_at_its_load);

@@ -3,7 +3,8 @@
  *
  * A route classifies a call once and acts on the class:
  *   - not an NVIDIA name, a name with '$', RTLD_NOLOAD, RTLD_DEEPBIND, dlopen(NULL), the runtime
- *     disabled: passed to the loader with the caller's own frame;
+ *     disabled: passed to the loader with the caller's own frame (for RTLD_DEEPBIND, once libc's
+ *     dlopen and dlmopen symbols lead to the hooks, which the deep-bound library binds to first);
  *   - a repeated load of an NVIDIA library that is loaded: the caller's call with RTLD_NOLOAD added,
  *     which for a loaded object is the loader's own answer (the same reference count and flag
  *     promotion, no search), so the caller's frame changes nothing;
@@ -245,6 +246,25 @@ out:
 	return action;
 }
 
+/* A library loaded with RTLD_DEEPBIND binds its own dlopen in its own scope first, where libc
+   defines it: libc's definitions are pointed at the hooks before the loader has the call (with
+   the caller's frame), so that the library's own loads are seen as everyone's. Its origin is
+   registered as for any load: by path now, by name at the next sync, with this caller. */
+static void see_deep_binding(const struct request *request, const void *caller)
+{
+	if (walk_may_block()) /* a forked child before its first walk: the next such load does it */
+		return;
+	if (patch_for_deep_binding())
+		log_message(LOG_DEBUG, "%s is loaded with RTLD_DEEPBIND: libc's dlopen and dlmopen lead to the hooks", request->file);
+	else
+		log_message(LOG_WARN, "%s is loaded with RTLD_DEEPBIND and libc is left alone (NVINTERPOSE_PATCH=0): its own dlopen calls bypass the runtime",
+			    request->file);
+	if (!request->by_path)
+		loaded_note_asker(request->file, object_name(lookup_object_at(caller)));
+	else if (dynamic_file_is_loadable(request->file))
+		register_path(request->family, request->file, caller);
+}
+
 static enum route_action act(struct request *request, int mode, const void *caller, void **handle)
 {
 	const struct loaded_object *object = indexed(request);
@@ -258,11 +278,15 @@ static enum route_action act(struct request *request, int mode, const void *call
 	/* A name the index does not know: its family, the whole match. */
 	if ((request->family = libnames_match_linux(request->name, &request->match)) < 0)
 		return ROUTE_PASS;
-	if (strchr(request->file, '$') || (mode & (RTLD_NOLOAD | RTLD_DEEPBIND)))
+	if (strchr(request->file, '$') || (mode & RTLD_NOLOAD))
 		return ROUTE_PASS;
 	start_once();
 	if (config_get()->disabled)
 		return ROUTE_PASS;
+	if (mode & RTLD_DEEPBIND) {
+		see_deep_binding(request, caller);
+		return ROUTE_PASS;
+	}
 	/* A forked child asks the loader before it syncs: for an object that is loaded, the plain call
 	   takes no lock but the one glibc resets in a child, and neither may the runtime's answer. */
 	if (walk_may_block() && answer_loaded(request->file, NULL, request->by_path, mode, caller, handle))

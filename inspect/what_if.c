@@ -7,7 +7,6 @@
 #include "search.h"
 #include "string_map.h"
 
-#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <limits.h>
@@ -41,16 +40,15 @@ static void remember_origin(struct what_if *what_if, const char *folder)
 		what_if->origin_count++;
 }
 
-/* The family of the first NVIDIA library in folder: the runtime registers a folder for the family
-   of a library it saw loaded from there. */
+/* The family of the first NVIDIA library in folder (in byte order): the runtime registers a
+   folder for the family of a library it saw loaded from there. */
 static int family_in_folder(const char *folder)
 {
-	DIR *dir = opendir(folder);
-	int family = -1;
-	for (struct dirent *entry; dir && family < 0 && (entry = readdir(dir));)
-		family = libnames_match_linux(entry->d_name, NULL);
-	if (dir)
-		closedir(dir);
+	char **names = NULL;
+	int n = platform_list_folder(folder, &names), family = -1;
+	for (int i = 0; i < n && family < 0; i++)
+		family = libnames_match_linux(names[i], NULL);
+	platform_free_names(names, n);
 	return family;
 }
 

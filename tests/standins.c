@@ -31,6 +31,19 @@ struct standin_wheel standin_nvrtc_wheel(int with_builtins)
 
 const char *standin_preload(void) { return test_format("LD_PRELOAD=%s", test_setting("NVI_RUNTIME")); }
 
+char *standin_collating_locales(void)
+{
+	char *folder = test_format("%s/locales", test_tmpdir());
+	test_mkdirs(folder);
+	const char *argv[] = { "localedef", "-i", "en_US", "-f", "UTF-8", test_format("%s/en_US.UTF-8", folder), NULL };
+	struct test_run run = test_run(argv, NULL, 120);
+	if (run.status != 0) {
+		printf("no en_US.UTF-8 locale could be compiled here (localedef: %d): %s\n", run.status, run.output);
+		return NULL;
+	}
+	return folder;
+}
+
 const char *standin_cut_name(enum standin_cut cut) { return cut == STANDIN_CUT_DYNAMIC ? "cut before its dynamic section" : "cut inside its data"; }
 
 void standin_cut_library(const char *path, enum standin_cut cut)

@@ -45,5 +45,10 @@ struct standin_runs {
 };
 void standin_check_like_plain(const struct standin_runs *runs);
 
+/* A folder for LOCPATH holding en_US.UTF-8, compiled by localedef at test time: a locale whose
+   collation is not byte order ("alpha" sorts before "Zeta"). NULL, having said why, where the
+   machine has no localedef or no locale sources. */
+char *standin_collating_locales(void);
+
 /* The environment entry that preloads the runtime (NVI_RUNTIME). */
 const char *standin_preload(void);

@@ -107,6 +107,28 @@ START_TEST(test_deep_bound_nvrtc_still_reaches_the_hooks)
 }
 END_TEST
 
+/* NVRTC's builtins in two wheel siblings, nvidia/Zeta/lib and nvidia/alpha/lib: the runtime takes
+   the first in byte order (Zeta), also in a program that calls setlocale(LC_ALL, "") under a locale
+   that collates "alpha" first. The inspector predicts the same (tests/../inspect/tests). */
+START_TEST(test_wheel_sibling_choice_does_not_follow_the_locale)
+{
+	char *locales = standin_collating_locales();
+	if (!locales)
+		return;
+	struct standin_wheel wheel = standin_nvrtc_wheel(0);
+	char *nvidia = test_format("%s/site-packages/nvidia", wheel.root);
+	standin_builtins(test_format("%s/libnvrtc-builtins.so.77.1", test_mkdirs(test_format("%s/Zeta/lib", nvidia))), 1, NULL);
+	standin_builtins(test_format("%s/libnvrtc-builtins.so.77.1", test_mkdirs(test_format("%s/alpha/lib", nvidia))), 2, NULL);
+	const char *languages[] = { "C", "en_US.UTF-8" };
+	for (size_t i = 0; i < 2; i++) {
+		const char *env[] = { standin_preload(), test_format("LOCPATH=%s", locales), test_format("LC_ALL=%s", languages[i]), NULL };
+		struct test_run run = test_probe(env, test_format("setlocale call %s nvrtc_like_compile", wheel.nvrtc));
+		ck_assert_msg(test_contains(run.output, test_format("setlocale: %s\n", languages[i])), "%s", run.output);
+		ck_assert_msg(test_contains(run.output, "call nvrtc_like_compile: 1\n"), "%s: Zeta's: %s", languages[i], run.output);
+	}
+}
+END_TEST
+
 START_TEST(test_load_by_path_registers_its_folder)
 {
 	struct standin_wheel wheel = standin_nvrtc_wheel(0);
@@ -391,6 +413,7 @@ int main(void)
 	tcase_add_test(tc, test_late_attach_before_nvrtc_without_patching_needs_rescan);
 	tcase_add_test(tc, test_cut_builtins_beside_nvrtc_are_skipped_never_a_signal);
 	tcase_add_test(tc, test_deep_bound_nvrtc_still_reaches_the_hooks);
+	tcase_add_test(tc, test_wheel_sibling_choice_does_not_follow_the_locale);
 	tcase_add_test(tc, test_load_by_path_registers_its_folder);
 	tcase_add_test(tc, test_origin_is_the_loaded_path_not_realpath);
 	tcase_add_test(tc, test_origin_of_a_relative_name_is_fixed_at_its_load);

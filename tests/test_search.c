@@ -8,7 +8,9 @@
 #include "libnames.h"
 #include "registry.h"
 #include "search.h"
+#include "standins.h"
 
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -230,6 +232,37 @@ START_TEST(test_wheel_sibling_is_found_beside_the_caller_folder)
 }
 END_TEST
 
+/* Siblings are visited in byte order (strcmp: "Zeta" before "alpha"), also in a process whose
+   locale collates otherwise (en_US.UTF-8 puts "alpha" first), as the inspector predicts. */
+START_TEST(test_wheel_siblings_come_in_byte_order_whatever_the_locale)
+{
+	char *locales = standin_collating_locales();
+	if (!locales)
+		return;
+	char *root = test_tmpdir();
+	const char *caller = test_mkdirs(test_format("%s/site-packages/nvidia/cusparse/lib", root));
+	char *zeta = folder_with_file(test_format("%s/site-packages/nvidia/Zeta/lib", root));
+	char *alpha = folder_with_file(test_format("%s/site-packages/nvidia/alpha/lib", root));
+	ck_assert_int_eq(setenv("LOCPATH", locales, 1), 0);
+	ck_assert_ptr_nonnull(setlocale(LC_ALL, "en_US.UTF-8"));
+	ck_assert_int_lt(strcoll("alpha", "Zeta"), 0); /* the locale would put alpha first */
+	char **names = NULL;
+	int n = platform_list_folder(test_format("%s/site-packages/nvidia", root), &names);
+	ck_assert_int_eq(n, 3);
+	ck_assert_str_eq(names[0], "Zeta");
+	ck_assert_str_eq(names[1], "alpha");
+	ck_assert_str_eq(names[2], "cusparse");
+	platform_free_names(names, n);
+	struct search_request request = { .name = NAME, .caller_folder = caller };
+	struct visits visits = { 0 };
+	ck_assert(!search_candidates(&request, record_visit, &visits));
+	ck_assert_uint_eq(visits.count, 2);
+	assert_visit(&visits, 0, zeta, SEARCH_WHEEL_SIBLING);
+	assert_visit(&visits, 1, alpha, SEARCH_WHEEL_SIBLING);
+	setlocale(LC_ALL, "C");
+}
+END_TEST
+
 START_TEST(test_folder_not_shaped_like_a_wheel_gets_no_siblings)
 {
 	char *root = test_tmpdir();
@@ -326,6 +359,7 @@ int main(void)
 	tcase_add_test(tc, test_names_with_a_slash_or_empty_produce_no_visit);
 	tcase_add_test(tc, test_wheel_sibling_is_found_beside_a_registered_origin);
 	tcase_add_test(tc, test_wheel_sibling_is_found_beside_the_caller_folder);
+	tcase_add_test(tc, test_wheel_siblings_come_in_byte_order_whatever_the_locale);
 	tcase_add_test(tc, test_folder_not_shaped_like_a_wheel_gets_no_siblings);
 	tcase_add_test(tc, test_nvinterpose_path_entry_with_trailing_slash_gives_a_clean_path);
 	tcase_add_loop_test(tc, test_wheel_root_is_the_nvidia_folder_two_levels_above_lib, 0,

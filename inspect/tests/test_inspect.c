@@ -816,6 +816,22 @@ START_TEST(test_what_if_skips_a_copy_cut_short_as_the_runtime_does)
 }
 END_TEST
 
+/* NVRTC's builtins in two wheel siblings: the what-if names Zeta's, the first in byte order, as
+   the runtime takes it whatever the locale (tests/test_preload.c). */
+START_TEST(test_what_if_takes_wheel_siblings_in_byte_order)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(0);
+	char *nvidia = test_format("%s/site-packages/nvidia", wheel.root);
+	char *zeta = test_format("%s/libnvrtc-builtins.so.77.1", test_mkdirs(test_format("%s/Zeta/lib", nvidia)));
+	standin_builtins(zeta, 1, NULL);
+	standin_builtins(test_format("%s/libnvrtc-builtins.so.77.1", test_mkdirs(test_format("%s/alpha/lib", nvidia))), 2, NULL);
+	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", "NVINTERPOSE_PATH=", NULL };
+	struct test_run run = inspect(env, "--policy fallback --origin '%s' '%s'", wheel.lib, wheel.nvrtc);
+	ck_assert_msg(test_contains(run.output, test_format("libnvrtc-builtins.so.77.1 => %s [wheel_sibling]", zeta)), "%d: %s", run.status,
+		      run.output);
+}
+END_TEST
+
 START_TEST(test_mixed_origins_get_a_warning_and_coherent_fixes_them)
 {
 	struct wheel w = make_wheel(true);
@@ -1587,6 +1603,7 @@ int main(void)
 	tcase_add_test(tc, test_hostile_cache_files_are_read_or_refused);
 	tcase_add_test(tc, test_what_if_the_runtime_supplies_the_wheel_sibling);
 	tcase_add_test(tc, test_what_if_skips_a_copy_cut_short_as_the_runtime_does);
+	tcase_add_test(tc, test_what_if_takes_wheel_siblings_in_byte_order);
 	tcase_add_test(tc, test_mixed_origins_get_a_warning_and_coherent_fixes_them);
 	tcase_add_test(tc, test_what_if_reads_the_origins_of_a_running_process);
 	tcase_add_test(tc, test_what_if_takes_a_processs_origins_in_the_order_it_loaded_them);

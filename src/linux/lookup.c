@@ -300,21 +300,22 @@ static bool is_shorter_version(const char *file, const char *name, int family)
 	       asked.version[length] == '.';
 }
 
-/* A shorter version of name in one of the folders looked in (the first found), into other: the
-   caller is then probably probing for a more exact version before it takes that one. */
+/* A shorter version of name in the first folder looked in that holds one (of several, the first
+   in byte order), into other: the caller is then probably probing for a more exact version before
+   it takes that one. */
 static bool other_version(const struct looked *looked, int family, const char *name, char *other, size_t size)
 {
 	for (size_t i = 0; i < looked->count && i < 64; i++) {
 		const char *folder = looked->places[i].folder;
 		DIR *dir = folder ? opendir(folder) : NULL;
-		struct dirent *entry;
-		bool found = false;
-		while (dir && !found && (entry = readdir(dir)))
-			found = is_shorter_version(entry->d_name, name, family) &&
-				snprintf(other, size, "%s/%s", folder, entry->d_name) < (int)size;
+		char found[NAME_MAX + 1] = "";
+		for (struct dirent *entry; dir && (entry = readdir(dir));)
+			if (is_shorter_version(entry->d_name, name, family) && (!found[0] || strcmp(entry->d_name, found) < 0) &&
+			    strlen(entry->d_name) < sizeof(found))
+				strcpy(found, entry->d_name);
 		if (dir)
 			closedir(dir);
-		if (found)
+		if (found[0] && snprintf(other, size, "%s/%s", folder, found) < (int)size)
 			return true;
 	}
 	return false;

@@ -367,7 +367,8 @@ struct attach {
 };
 
 /* The file name of dependent family in the parent's folder that fits it best by the table's rule
-   (libnames_dependent_fit: libnvrtc.so.13 loads libnvrtc-builtins.so.13.0). */
+   (libnames_dependent_fit: libnvrtc.so.13 loads libnvrtc-builtins.so.13.0); of names that fit as
+   well, the first in byte order, whatever order the folder lists them in. */
 static bool dependent_name(const struct attach *attach, int family, char *name, size_t size)
 {
 	char folder[PATH_MAX];
@@ -378,9 +379,9 @@ static bool dependent_name(const struct attach *attach, int family, char *name, 
 		return false;
 	int best = -1;
 	struct dirent *entry;
-	while ((entry = readdir(dir)) && best < 2) {
+	while ((entry = readdir(dir))) {
 		int fit = libnames_dependent_fit(&attach->parent_match, family, entry->d_name);
-		if (fit > best && strlen(entry->d_name) < size) {
+		if ((fit > best || (fit == best && strcmp(entry->d_name, name) < 0)) && strlen(entry->d_name) < size) {
 			strcpy(name, entry->d_name);
 			best = fit;
 		}

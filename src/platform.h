@@ -28,6 +28,15 @@ struct folder_identity {
    (ENOENT, EACCES, ...) or is something else (ENOTDIR). */
 bool platform_folder_identity(const char *folder, struct folder_identity *identity);
 
+/* True when now is the folder remembered (its identity, settled when it was remembered) and it has
+   not changed since: what a fact about its entries may be remembered by. Never where the change
+   time is unknown. */
+static inline bool platform_folder_unchanged(const struct folder_identity *remembered, const struct folder_identity *now)
+{
+	return remembered->changed_ns && remembered->changed_ns == now->changed_ns && remembered->inode == now->inode &&
+	       remembered->device == now->device;
+}
+
 /* True when path names an existing file that is not a folder. */
 bool platform_is_file(const char *path);
 

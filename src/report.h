@@ -23,8 +23,15 @@ struct report_miss {
 
 /* True when a miss of this kind would be shown or recorded: only then is "looked" worth making. */
 bool report_misses_wanted(bool driver);
-/* The warning (info for a driver library), the "miss" event and the report's line. */
+/* The warning (info for a driver library), the "miss" event and the report's line, once for each
+   (name, folder of the caller) in a process: a miss of a pair already reported is only counted,
+   and the report's line says how many times it happened. Past REPORT_MISS_PAIRS pairs, misses
+   are counted only, as one line says once. */
+#define REPORT_MISS_PAIRS 256
 void report_miss(const struct report_miss *miss);
+/* True when a miss of name asked by caller was reported before: it is then counted, as
+   report_miss would, and the caller need not look again. */
+bool report_miss_repeated(const char *name, const char *caller);
 
 /* The other things the report counts (origins_register and the fronts call them). */
 void report_origin(const char *family, const char *folder, const char *name);

@@ -10,6 +10,8 @@
 #include "search.h"
 #include "standins.h"
 
+#include <dirent.h>
+#include <dlfcn.h>
 #include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +19,20 @@
 #include <unistd.h>
 
 #define NAME "libnvJitLink.so.13"
+
+/* The listings of one folder, counted: the rooms linked into this program call this opendir. */
+static const char *counted_folder;
+static int listings;
+
+DIR *opendir(const char *name)
+{
+	static DIR *(*real_opendir)(const char *);
+	if (!real_opendir)
+		real_opendir = (DIR * (*)(const char *)) dlsym(RTLD_NEXT, "opendir");
+	if (counted_folder && strcmp(name, counted_folder) == 0)
+		listings++;
+	return real_opendir(name);
+}
 #define MAX_VISITS 32
 
 struct visits {
@@ -263,6 +279,55 @@ START_TEST(test_wheel_siblings_come_in_byte_order_whatever_the_locale)
 }
 END_TEST
 
+/* The caller's folder and a registered origin in one wheel root: a walk lists the root once. */
+START_TEST(test_a_walk_lists_a_wheel_root_once)
+{
+	char *root = test_tmpdir();
+	char *nvidia = test_format("%s/site-packages/nvidia", root);
+	const char *caller = test_mkdirs(test_format("%s/cusparse/lib", nvidia));
+	register_origin(test_mkdirs(test_format("%s/cuda_nvrtc/lib", nvidia)));
+	char *sibling = folder_with_file(test_format("%s/nvjitlink/lib", nvidia));
+	struct search_request request = { .name = NAME, .caller_folder = caller };
+	struct visits visits = { 0 };
+	counted_folder = nvidia;
+	listings = 0;
+	ck_assert(!search_candidates(&request, record_visit, &visits));
+	ck_assert_int_eq(listings, 1);
+	ck_assert_uint_eq(visits.count, 1);
+	assert_visit(&visits, 0, sibling, SEARCH_WHEEL_SIBLING);
+	counted_folder = NULL;
+}
+END_TEST
+
+/* A wheel root that has not changed for a while (its change time settled) is listed once in a
+   process; a package folder added there changes it, and the next walk lists it again and finds
+   what the new folder holds. */
+START_TEST(test_a_settled_wheel_root_is_listed_again_only_once_it_changed)
+{
+	char *root = test_tmpdir();
+	char *nvidia = test_format("%s/site-packages/nvidia", root);
+	const char *caller = test_mkdirs(test_format("%s/cusparse/lib", nvidia));
+	folder_with_file(test_format("%s/nvjitlink/lib", nvidia));
+	sleep(2); /* settled: a change time over a second in the past (src/platform.h) */
+	struct search_request request = { .name = NAME, .caller_folder = caller };
+	counted_folder = nvidia;
+	listings = 0;
+	for (int walk = 0; walk < 3; walk++) {
+		struct visits visits = { 0 };
+		ck_assert(!search_candidates(&request, record_visit, &visits));
+		ck_assert_uint_eq(visits.count, 1);
+	}
+	ck_assert_int_eq(listings, 1);
+	char *added = folder_with_file(test_format("%s/added/lib", nvidia));
+	struct visits visits = { 0 };
+	ck_assert(!search_candidates(&request, record_visit, &visits));
+	ck_assert_int_eq(listings, 2);
+	ck_assert_uint_eq(visits.count, 2);
+	assert_visit(&visits, 0, added, SEARCH_WHEEL_SIBLING);
+	counted_folder = NULL;
+}
+END_TEST
+
 START_TEST(test_folder_not_shaped_like_a_wheel_gets_no_siblings)
 {
 	char *root = test_tmpdir();
@@ -360,6 +425,8 @@ int main(void)
 	tcase_add_test(tc, test_wheel_sibling_is_found_beside_a_registered_origin);
 	tcase_add_test(tc, test_wheel_sibling_is_found_beside_the_caller_folder);
 	tcase_add_test(tc, test_wheel_siblings_come_in_byte_order_whatever_the_locale);
+	tcase_add_test(tc, test_a_walk_lists_a_wheel_root_once);
+	tcase_add_test(tc, test_a_settled_wheel_root_is_listed_again_only_once_it_changed);
 	tcase_add_test(tc, test_folder_not_shaped_like_a_wheel_gets_no_siblings);
 	tcase_add_test(tc, test_nvinterpose_path_entry_with_trailing_slash_gives_a_clean_path);
 	tcase_add_loop_test(tc, test_wheel_root_is_the_nvidia_folder_two_levels_above_lib, 0,

@@ -322,9 +322,12 @@ static bool other_version(const struct looked *looked, int family, const char *n
 }
 
 /* Walks request again listing its folders and reports the miss, unless the walk finds the name
-   after all (it arrived meanwhile). */
+   after all (it arrived meanwhile). A miss reported before for this asker's folder is only
+   counted: a program that asks 500 times gets one warning, one event, one walk. */
 static void report_walked_miss(struct search_request *request, int family, const char *asker, const char *reason)
 {
+	if (report_miss_repeated(request->name, asker))
+		return;
 	struct looked *looked = calloc(1, sizeof(*looked));
 	char *other = malloc(PATH_MAX);
 	if (!looked || !other)

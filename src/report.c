@@ -84,6 +84,10 @@ void report_init(void)
 
 static bool report_on(void) { return config_get()->report_pid > 0; }
 
+static const char *front_name;
+
+void report_name_front(const char *front) { front_name = front; }
+
 /* pair: the miss pair a line is for, or -1. */
 static void count(enum kind kind, int pair, const char *format, ...) __attribute__((format(LOG_FORMAT, 3, 4)));
 static void count(enum kind kind, int pair, const char *format, ...)
@@ -205,9 +209,9 @@ void report_at_exit(void)
 				       .misses = counts[KIND_MISS],
 				       .mixed_origins = counts[KIND_MIXED] };
 	if (platform_process_id() == config->report_pid) {
-		log_report("process %ld, policy %s: %lld origins registered, %lld redirects, %lld misses, %lld mixed origins",
-			   platform_process_id(), config_policy_name(config->policy), summary.origins, summary.redirects,
-			   summary.misses, summary.mixed_origins);
+		log_report("process %ld%s%s%s, policy %s: %lld origins registered, %lld redirects, %lld misses, %lld mixed origins",
+			   platform_process_id(), front_name ? " (" : "", front_name ? front_name : "", front_name ? ")" : "",
+			   config_policy_name(config->policy), summary.origins, summary.redirects, summary.misses, summary.mixed_origins);
 		for (enum kind kind = 0; kind < KIND_COUNT; kind++)
 			for (size_t i = 0; i < line_count; i++)
 				if (line_kind[i] == kind && line_pair[i] >= 0 && pair_misses[line_pair[i]] > 1)

@@ -41,6 +41,9 @@ void report_mixed_origin(const char *name, const char *loaded, const char *own, 
 /* At exit: the "summary" event (when there is an event log and a report was asked for) and, in
    the process NVINTERPOSE_REPORT names, the report on stderr. */
 void report_at_exit(void);
+/* Names the front whose figures this copy of the runtime counts, for its report's first line
+   ("process 4242 (audit front), ..."): a copy loaded as an audit library has data of its own. */
+void report_name_front(const char *front);
 
 /* A forked child starts its own figures. */
 void report_init(void);

@@ -94,6 +94,22 @@ START_TEST(test_real_nvrtc_compiles_through_the_launcher)
 }
 END_TEST
 
+/* Through the launcher with --audit --report: one redirect, as without --audit, for NVRTC. */
+START_TEST(test_real_nvrtc_through_the_launcher_with_audit_reports_its_redirect)
+{
+	struct nvrtc_wheel wheel = nvrtc_wheel();
+	char *command = test_format("exec '%s' --audit --report -- '%s' --inhibit-cache '%s' nvrtc %s", test_setting("NVI_RUN"), test_interpreter(),
+				    test_setting("NVI_PROBE"), wheel.nvrtc);
+	const char *argv[] = { "/bin/sh", "-c", command, NULL };
+	struct test_run run = test_run(argv, no_env, 300);
+	ck_assert_msg(run.status == 0 && test_contains(run.output, "nvrtc compile: ok"), "%d: %s", run.status, run.output);
+	ck_assert_msg(test_contains(run.output, " registered, 1 redirects, ") &&
+		      test_contains(run.output, test_format("nvinterpose: report: redirect libnvrtc-builtins.so.13.0 for %s: %s\n", wheel.nvrtc,
+							    wheel.builtins)),
+		      "%s", run.output);
+}
+END_TEST
+
 START_TEST(test_real_nvrtc_compiles_with_the_runtime_attached_late)
 {
 	struct nvrtc_wheel wheel = nvrtc_wheel();
@@ -436,6 +452,8 @@ int main(void)
 	tcase_add_test(tc, test_real_nvrtc_compiles_with_the_runtime_preloaded);
 	tcase_add_test(tc, test_real_nvrtc_loaded_with_deepbind_compiles_with_the_runtime_preloaded);
 	tcase_add_test(tc, test_real_nvrtc_compiles_through_the_launcher);
+	if (test_glibc_at_least(2, 34)) /* the audit front answers from 2.34 */
+		tcase_add_test(tc, test_real_nvrtc_through_the_launcher_with_audit_reports_its_redirect);
 	tcase_add_test(tc, test_real_nvrtc_compiles_with_the_runtime_attached_late);
 	tcase_add_test(tc, test_real_nvrtc_compiles_with_the_runtime_attached_before_it_and_no_rescan);
 	tcase_add_test(tc, test_real_nvrtc_with_cut_builtins_is_never_worse_than_without_the_runtime);

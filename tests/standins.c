@@ -83,6 +83,39 @@ static char *line_starting(const char *output, const char *prefix)
 	return "(none)";
 }
 
+/* settings with one more entry (or none), as an environment. */
+static const char **environment_with(const char *const *settings, const char *more)
+{
+	const char **env = calloc(6, sizeof(*env));
+	size_t n = 0;
+	for (; settings && settings[n] && n < 4; n++)
+		env[n] = settings[n];
+	env[n] = more;
+	return env;
+}
+
+void standin_check_every_way_in(const struct standin_runs *runs, const char *const *settings, const char *library)
+{
+	const char *runtime = test_setting("NVI_RUNTIME");
+	struct standin_runs way = *runs;
+	way.label = test_format("%s, preloaded", runs->label);
+	way.env = environment_with(settings, test_format("LD_PRELOAD=%s", runtime));
+	standin_check_like_plain(&way);
+	way.label = test_format("%s, attached before", runs->label);
+	way.env = environment_with(settings, NULL);
+	way.args = test_format("late %s %s", runtime, runs->args);
+	standin_check_like_plain(&way);
+	way.label = test_format("%s, attached after", runs->label);
+	way.args = test_format("open %s late %s %s", library, runtime, runs->args);
+	standin_check_like_plain(&way);
+	if (test_glibc_at_least(2, 34)) {
+		way.label = test_format("%s, audit", runs->label);
+		way.env = environment_with(settings, test_format("LD_AUDIT=%s", runtime));
+		way.args = runs->args;
+		standin_check_like_plain(&way);
+	}
+}
+
 void standin_check_like_plain(const struct standin_runs *runs)
 {
 	struct test_run plain = (runs->plain_run ? runs->plain_run : test_probe)(runs->plain_env, runs->plain_args);

@@ -45,6 +45,12 @@ struct standin_runs {
 };
 void standin_check_like_plain(const struct standin_runs *runs);
 
+/* The same check in every way in a probe run takes, for runs->args that use library (an NVRTC):
+   preloaded, attached before library is loaded and after it, and (from glibc 2.34, where the
+   audit front answers) audited, each with settings (NULL-terminated, at most four) added to the
+   environment; runs->env is not read. */
+void standin_check_every_way_in(const struct standin_runs *runs, const char *const *settings, const char *library);
+
 /* A folder for LOCPATH holding en_US.UTF-8, compiled by localedef at test time: a locale whose
    collation is not byte order ("alpha" sorts before "Zeta"). NULL, having said why, where the
    machine has no localedef or no locale sources. */

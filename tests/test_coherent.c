@@ -121,7 +121,6 @@ static struct cudnn_pair make_cudnn_pair(void)
    For a bare name (NVRTC's builtins) and for a DT_NEEDED (cusparse's nvJitLink). */
 START_TEST(test_cut_copy_in_the_askers_folder_is_skipped_for_the_loaders_good_one)
 {
-	const char *runtime = test_setting("NVI_RUNTIME");
 	for (int cut = 0; cut < STANDIN_CUTS; cut++) {
 		struct standin_wheel wheel = standin_nvrtc_wheel(0);
 		standin_cut_builtins(wheel.builtins, cut);
@@ -129,28 +128,12 @@ START_TEST(test_cut_copy_in_the_askers_folder_is_skipped_for_the_loaders_good_on
 		standin_builtins(test_format("%s/libnvrtc-builtins.so.77.1", test_mkdirs(system)), 42, NULL);
 		char *path = test_format("LD_LIBRARY_PATH=%s", system);
 		const char *plain_env[] = { path, NULL };
-		const char *preload_env[] = { path, standin_preload(), "NVINTERPOSE_POLICY=coherent", NULL };
-		const char *attach_env[] = { path, "NVINTERPOSE_POLICY=coherent", NULL };
-		const char *audit_env[] = { path, test_format("LD_AUDIT=%s", runtime), "NVINTERPOSE_POLICY=coherent", NULL };
+		const char *settings[] = { path, "NVINTERPOSE_POLICY=coherent", NULL };
 		char *call = test_format("call %s nvrtc_like_compile", wheel.nvrtc);
-		const char *result = "call nvrtc_like_compile: ";
-		char *label = test_format("builtins %s", standin_cut_name(cut));
-		struct standin_runs runs = { .label = test_format("%s, preloaded", label), .plain_env = plain_env, .plain_args = call,
-					     .env = preload_env, .args = call, .result = result };
-		standin_check_like_plain(&runs);
-		runs.label = test_format("%s, attached before", label);
-		runs.env = attach_env;
-		runs.args = test_format("late %s %s", runtime, call);
-		standin_check_like_plain(&runs);
-		runs.label = test_format("%s, attached after", label);
-		runs.args = test_format("open %s late %s %s", wheel.nvrtc, runtime, call);
-		standin_check_like_plain(&runs);
-		if (test_glibc_at_least(2, 34)) { /* the audit front answers from 2.34 */
-			runs.label = test_format("%s, audit", label);
-			runs.env = audit_env;
-			runs.args = call;
-			standin_check_like_plain(&runs);
-		}
+		standin_check_every_way_in(&(struct standin_runs){ .label = test_format("builtins %s", standin_cut_name(cut)),
+								   .plain_env = plain_env, .plain_args = call, .args = call,
+								   .result = "call nvrtc_like_compile: " },
+					   settings, wheel.nvrtc);
 
 		struct mixed m = make_mixed(true);
 		test_build_library("value.c", m.wheel_nvjitlink, "libnvJitLink.so.77", "-DVALUE_SYMBOL=nvjitlink_value -DVALUE=7 " STANDIN_PADDING);

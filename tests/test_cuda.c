@@ -48,6 +48,18 @@ static struct test_run probe_without_cache(const char *const *env, const char *a
 	return test_run(argv, env, 300);
 }
 
+/* The probe through the launcher with options, the loader's cache off. */
+static struct test_run launched_with(const char *options, const char *const *env, const char *args)
+{
+	char *command = test_format("exec '%s' %s -- '%s' --inhibit-cache '%s' %s", test_setting("NVI_RUN"), options, test_interpreter(),
+				    test_setting("NVI_PROBE"), args);
+	const char *argv[] = { "/bin/sh", "-c", command, NULL };
+	return test_run(argv, env, 300);
+}
+
+static struct test_run launched(const char *const *env, const char *args) { return launched_with("", env, args); }
+static struct test_run launched_audit(const char *const *env, const char *args) { return launched_with("--audit", env, args); }
+
 START_TEST(test_real_nvrtc_compile_fails_without_the_runtime)
 {
 	struct nvrtc_wheel wheel = nvrtc_wheel();
@@ -85,10 +97,7 @@ END_TEST
 START_TEST(test_real_nvrtc_compiles_through_the_launcher)
 {
 	struct nvrtc_wheel wheel = nvrtc_wheel();
-	char *command = test_format("exec '%s' -- '%s' --inhibit-cache '%s' nvrtc %s maps builtins", test_setting("NVI_RUN"), test_interpreter(),
-				    test_setting("NVI_PROBE"), wheel.nvrtc);
-	const char *argv[] = { "/bin/sh", "-c", command, NULL };
-	struct test_run run = test_run(argv, no_env, 300);
+	struct test_run run = launched(no_env, test_format("nvrtc %s maps builtins", wheel.nvrtc));
 	ck_assert_msg(run.status == 0 && test_contains(run.output, "nvrtc compile: ok"), "%d: %s", run.status, run.output);
 	ck_assert_msg(test_contains(run.output, test_format("maps: %s\n", wheel.builtins)), "%s", run.output);
 }
@@ -98,10 +107,7 @@ END_TEST
 START_TEST(test_real_nvrtc_through_the_launcher_with_audit_reports_its_redirect)
 {
 	struct nvrtc_wheel wheel = nvrtc_wheel();
-	char *command = test_format("exec '%s' --audit --report -- '%s' --inhibit-cache '%s' nvrtc %s", test_setting("NVI_RUN"), test_interpreter(),
-				    test_setting("NVI_PROBE"), wheel.nvrtc);
-	const char *argv[] = { "/bin/sh", "-c", command, NULL };
-	struct test_run run = test_run(argv, no_env, 300);
+	struct test_run run = launched_with("--audit --report", no_env, test_format("nvrtc %s", wheel.nvrtc));
 	ck_assert_msg(run.status == 0 && test_contains(run.output, "nvrtc compile: ok"), "%d: %s", run.status, run.output);
 	ck_assert_msg(test_contains(run.output, " registered, 1 redirects, ") &&
 		      test_contains(run.output, test_format("nvinterpose: report: redirect libnvrtc-builtins.so.13.0 for %s: %s\n", wheel.nvrtc,
@@ -140,51 +146,28 @@ START_TEST(test_real_nvrtc_compiles_with_the_runtime_attached_before_it_and_no_r
 }
 END_TEST
 
-/* The probe through the launcher (plain, then with --audit), the loader's cache off. */
-static struct test_run launched_with(const char *options, const char *const *env, const char *args)
-{
-	char *command = test_format("exec '%s' %s -- '%s' --inhibit-cache '%s' %s", test_setting("NVI_RUN"), options, test_interpreter(),
-				    test_setting("NVI_PROBE"), args);
-	const char *argv[] = { "/bin/sh", "-c", command, NULL };
-	return test_run(argv, env, 300);
-}
-
-static struct test_run launched(const char *const *env, const char *args) { return launched_with("", env, args); }
-static struct test_run launched_audit(const char *const *env, const char *args) { return launched_with("--audit", env, args); }
-
 /* The compile in every way in under policy (NULL: the default), each against the plain run under
    plain_env: the same result line, never a signal. */
 static void check_every_way_in_like_plain(const char *label, const char *const *plain_env, const char *extra, const char *policy,
 					  const char *nvrtc)
 {
-	const char *runtime = test_setting("NVI_RUNTIME");
 	char *compile = test_format("nvrtc %s", nvrtc);
-	const char *env[4] = { NULL }, *preload[4] = { NULL };
+	const char *settings[3] = { NULL };
 	size_t n = 0;
 	if (extra)
-		env[n++] = extra;
+		settings[n++] = extra;
 	if (policy)
-		env[n++] = policy;
-	memcpy(preload, env, sizeof(env));
-	preload[n] = test_format("LD_PRELOAD=%s", runtime);
-	const char *result = "nvrtc compile: ";
-	label = test_format("%s, %s", label, policy ? policy : "fallback");
-	struct standin_runs runs = { .label = test_format("%s, preloaded", label), .plain_run = probe_without_cache, .run = probe_without_cache,
-				     .plain_env = plain_env, .plain_args = compile, .env = preload, .args = compile, .result = result };
-	standin_check_like_plain(&runs);
-	runs.label = test_format("%s, attached before", label);
-	runs.env = env;
-	runs.args = test_format("late %s %s", runtime, compile);
-	standin_check_like_plain(&runs);
-	runs.label = test_format("%s, attached after", label);
-	runs.args = test_format("open %s late %s %s", nvrtc, runtime, compile);
-	standin_check_like_plain(&runs);
-	runs.label = test_format("%s, the launcher", label);
+		settings[n++] = policy;
+	struct standin_runs runs = { .label = test_format("%s, %s", label, policy ? policy : "fallback"), .plain_run = probe_without_cache,
+				     .run = probe_without_cache, .plain_env = plain_env, .plain_args = compile, .args = compile,
+				     .result = "nvrtc compile: " };
+	standin_check_every_way_in(&runs, settings, nvrtc);
+	runs.label = test_format("%s, the launcher", runs.label);
 	runs.run = launched;
-	runs.args = compile;
+	runs.env = settings;
 	standin_check_like_plain(&runs);
 	if (test_glibc_at_least(2, 34)) { /* the audit front answers from 2.34 */
-		runs.label = test_format("%s, the launcher --audit", label);
+		runs.label = test_format("%s --audit", runs.label);
 		runs.run = launched_audit;
 		standin_check_like_plain(&runs);
 	}

@@ -279,18 +279,27 @@ START_TEST(test_wheel_siblings_come_in_byte_order_whatever_the_locale)
 }
 END_TEST
 
+/* A wheel root, ROOT/site-packages/nvidia, whose listings are counted from now on, with cusparse/lib
+   (the caller's folder, in *caller) and nvjitlink/lib holding NAME (in *sibling). */
+static char *counted_wheel_root(const char **caller, char **sibling)
+{
+	char *nvidia = test_format("%s/site-packages/nvidia", test_tmpdir());
+	*caller = test_mkdirs(test_format("%s/cusparse/lib", nvidia));
+	*sibling = folder_with_file(test_format("%s/nvjitlink/lib", nvidia));
+	counted_folder = nvidia;
+	listings = 0;
+	return nvidia;
+}
+
 /* The caller's folder and a registered origin in one wheel root: a walk lists the root once. */
 START_TEST(test_a_walk_lists_a_wheel_root_once)
 {
-	char *root = test_tmpdir();
-	char *nvidia = test_format("%s/site-packages/nvidia", root);
-	const char *caller = test_mkdirs(test_format("%s/cusparse/lib", nvidia));
+	const char *caller;
+	char *sibling;
+	char *nvidia = counted_wheel_root(&caller, &sibling);
 	register_origin(test_mkdirs(test_format("%s/cuda_nvrtc/lib", nvidia)));
-	char *sibling = folder_with_file(test_format("%s/nvjitlink/lib", nvidia));
 	struct search_request request = { .name = NAME, .caller_folder = caller };
 	struct visits visits = { 0 };
-	counted_folder = nvidia;
-	listings = 0;
 	ck_assert(!search_candidates(&request, record_visit, &visits));
 	ck_assert_int_eq(listings, 1);
 	ck_assert_uint_eq(visits.count, 1);
@@ -304,14 +313,11 @@ END_TEST
    what the new folder holds. */
 START_TEST(test_a_settled_wheel_root_is_listed_again_only_once_it_changed)
 {
-	char *root = test_tmpdir();
-	char *nvidia = test_format("%s/site-packages/nvidia", root);
-	const char *caller = test_mkdirs(test_format("%s/cusparse/lib", nvidia));
-	folder_with_file(test_format("%s/nvjitlink/lib", nvidia));
+	const char *caller;
+	char *sibling;
+	char *nvidia = counted_wheel_root(&caller, &sibling);
 	sleep(2); /* settled: a change time over a second in the past (src/platform.h) */
 	struct search_request request = { .name = NAME, .caller_folder = caller };
-	counted_folder = nvidia;
-	listings = 0;
 	for (int walk = 0; walk < 3; walk++) {
 		struct visits visits = { 0 };
 		ck_assert(!search_candidates(&request, record_visit, &visits));
@@ -324,6 +330,7 @@ START_TEST(test_a_settled_wheel_root_is_listed_again_only_once_it_changed)
 	ck_assert_int_eq(listings, 2);
 	ck_assert_uint_eq(visits.count, 2);
 	assert_visit(&visits, 0, added, SEARCH_WHEEL_SIBLING);
+	assert_visit(&visits, 1, sibling, SEARCH_WHEEL_SIBLING);
 	counted_folder = NULL;
 }
 END_TEST

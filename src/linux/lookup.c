@@ -188,9 +188,7 @@ static bool usable_candidate(const char *path, struct finding *finding)
 	struct dynamic_file *file = malloc(sizeof(*file));
 	int read = file ? dynamic_read_file(path, file) : -ENOMEM;
 	bool usable = false;
-	if (read != 0)
-		log_message(LOG_INFO, "%s cannot be read as a shared object (%s); skipped", path, strerror(-read));
-	else if (!dynamic_file_is_compatible(file))
+	if (read != 0 || !dynamic_file_is_compatible(file))
 		log_message(LOG_INFO, "%s is not a shared object this process can load; skipped", path);
 	else if (!file->whole)
 		log_message(LOG_INFO, "%s is cut short or damaged (a part the loader maps lies outside the file); skipped", path);

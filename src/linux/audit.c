@@ -86,7 +86,7 @@ static bool is_runtime(const struct link_map *requester)
 	static const char *own;
 	static struct stat own_file;
 	struct stat file;
-	if (!own) { /* the same answer in every thread that gets here first */
+	if (!own) { /* la_objsearch runs under the loader's lock: one thread at a time */
 		struct link_map *self = lookup_object_at((const void *)is_runtime);
 		if (!self || !self->l_name || !self->l_name[0] || stat(self->l_name, &own_file) != 0)
 			return false;

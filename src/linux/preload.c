@@ -381,7 +381,7 @@ static bool dependent_name(const struct attach *attach, int family, char *name, 
 	struct dirent *entry;
 	while ((entry = readdir(dir))) {
 		int fit = libnames_dependent_fit(&attach->parent_match, family, entry->d_name);
-		if ((fit > best || (fit == best && strcmp(entry->d_name, name) < 0)) && strlen(entry->d_name) < size) {
+		if (fit >= 0 && (fit > best || (fit == best && strcmp(entry->d_name, name) < 0)) && strlen(entry->d_name) < size) {
 			strcpy(name, entry->d_name);
 			best = fit;
 		}

@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include "common.h"
 
+#include "log.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <dirent.h>
@@ -561,49 +563,29 @@ char *test_json_string(const char *value, size_t length)
 #define EVENT_KINDS_MAX 32
 
 struct event_kind {
-	char *event;
+	const char *event;
 	size_t field_count;
-	char *fields[24];
+	const char *fields[24];
 };
 
 static struct event_kind event_kinds[EVENT_KINDS_MAX];
 static size_t event_kind_count;
 
-/* The README's table of events: a row "| `KIND` | `field`, `field`, ... | meaning |" for each
-   kind, after the header row "| event | fields | ...". */
+/* The log room's table of events (log_event_kind, log_event_field), which the documents show. */
 static void read_event_table(void)
 {
 	if (event_kind_count)
 		return;
-	char *readme = test_read_file(test_format("%s/README.md", test_setting("NVI_SOURCE_ROOT")));
-	ck_assert_ptr_nonnull(readme);
-	char *table = strstr(readme, "\n| event | fields |");
-	ck_assert_msg(table, "README.md has no table of events (a row \"| event | fields | ...\")");
-	char *line = strchr(table + 1, '\n') + 1;
-	line = strchr(line, '\n') + 1; /* the |---| row */
-	for (char *end; line[0] == '|' && (end = strchr(line, '\n')); line = end + 1) {
-		*end = '\0';
-		char *cells[3] = { NULL };
-		char *cursor = line + 1;
-		for (int i = 0; i < 3 && cursor; i++) {
-			cells[i] = cursor;
-			cursor = strchr(cursor, '|');
-			if (cursor)
-				*cursor++ = '\0';
-		}
-		ck_assert_msg(cells[1] && event_kind_count < EVENT_KINDS_MAX, "README: a short row in the table of events");
+	for (const char *event; (event = log_event_kind(event_kind_count));) {
+		ck_assert_msg(event_kind_count < EVENT_KINDS_MAX, "more than %d kinds of event", EVENT_KINDS_MAX);
 		struct event_kind *kind = &event_kinds[event_kind_count++];
-		for (int i = 0; i < 2; i++)
-			for (char *tick = strchr(cells[i], '`'), *close; tick && (close = strchr(tick + 1, '`')); tick = strchr(close + 1, '`')) {
-				char *word = strndup(tick + 1, (size_t)(close - tick - 1));
-				if (i == 0)
-					kind->event = word;
-				else if (kind->field_count < sizeof(kind->fields) / sizeof(kind->fields[0]))
-					kind->fields[kind->field_count++] = word;
-			}
-		ck_assert_msg(kind->event, "README: a row of the table of events names no event");
+		kind->event = event;
+		for (const char *field; (field = log_event_field(event_kind_count - 1, kind->field_count));) {
+			ck_assert_msg(kind->field_count < sizeof(kind->fields) / sizeof(kind->fields[0]), "%s: too many fields", event);
+			kind->fields[kind->field_count++] = field;
+		}
 	}
-	ck_assert_msg(event_kind_count > 0, "README: the table of events is empty");
+	ck_assert_msg(event_kind_count > 0, "the log room lists no kind of event");
 }
 
 size_t test_event_kinds(const char ***events)
@@ -665,7 +647,7 @@ void test_check_event_line(const char *line)
 	for (size_t i = 0; event && i < event_kind_count; i++)
 		if (strcmp(event_kinds[i].event, event) == 0)
 			kind = &event_kinds[i];
-	ck_assert_msg(kind, "an event kind the README does not list: %s", line);
+	ck_assert_msg(kind, "an event kind the log room's table does not list: %s", line);
 	/* Every field of the kind, once, in the table's order; nothing else but the marks of a cut or
 	   of bytes that are not UTF-8. */
 	size_t next = 0;
@@ -681,7 +663,7 @@ void test_check_event_line(const char *line)
 		if (strcmp(key, "truncated") == 0 || strcmp(key, "looked_omitted") == 0)
 			continue;
 		ck_assert_msg(next < kind->field_count && strcmp(kind->fields[next], key) == 0,
-			      "%s where the README has %s for %s: %s", key, next < kind->field_count ? kind->fields[next] : "nothing more",
+			      "%s where the table has %s for %s: %s", key, next < kind->field_count ? kind->fields[next] : "nothing more",
 			      event, line);
 		next++;
 		const char *value = members[i].value;

@@ -94,9 +94,10 @@ char *test_json_string(const char *value, size_t length);
 
 /* ---- the event log ---- */
 /* The oracle of one event line: UTF-8, one JSON object, time, pid and event first, then exactly the
-   fields the README's table of events lists for its kind, in that order (and FIELD_hex twins,
-   "truncated", "looked_omitted" where they apply), a reason, and a caller wherever the kind has
-   one (unless the reason says the request was not seen). Fails the test, quoting the line. */
+   fields the log room's table of events (log_event_field) gives its kind, in that order (and
+   FIELD_hex twins, "truncated", "looked_omitted" where they apply), a reason, and a caller wherever
+   the kind has one (unless the reason says the request was not seen). Fails the test, quoting the
+   line. */
 void test_check_event_line(const char *line);
 /* Every line of the event log at path, each checked with test_check_event_line; the file must end
    with a newline. The lines are NUL-terminated in *lines. */
@@ -107,7 +108,7 @@ char *test_event_value(const char *line, const char *key);
 /* The first line of the checked log at path of this event kind whose key has value (key NULL: any;
    value NULL: null), or NULL. */
 char *test_find_event(const char *path, const char *event, const char *key, const char *value);
-/* The event kinds of the README's table. */
+/* The event kinds of the log room's table (log_event_kind). */
 size_t test_event_kinds(const char ***events);
 
 /* Runs the suite, prints the closing line, returns the exit status for main(). */

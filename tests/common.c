@@ -726,7 +726,7 @@ char *test_find_event(const char *path, const char *event, const char *key, cons
 	return NULL;
 }
 
-/* ---- the installed tree and the README ---------------------------------------------------- */
+/* ---- the installed tree and the documents ------------------------------------------------- */
 
 char *test_meson_install(void)
 {
@@ -748,18 +748,94 @@ char *test_meson_install(void)
 	return destdir;
 }
 
-char *test_readme_line(const char *prefix)
+/* Roff's escapes undone, as a reader of the page sees the text: \- as -, \(dq as ", \e as \, \&
+   and \: as nothing. */
+static char *unescape_roff(const char *text)
 {
-	char *readme = test_read_file(test_format("%s/README.md", test_setting("NVI_SOURCE_ROOT")));
-	for (char *line = readme; line && *line;) {
-		char *end = strchr(line, '\n');
-		if (end)
-			*end = '\0';
-		const char *text = line + strspn(line, " \t");
-		if (strncmp(text, prefix, strlen(prefix)) == 0)
-			return test_format("%s", text);
-		line = end ? end + 1 : NULL;
+	static const struct {
+		const char *escape, *text;
+	} escapes[] = { { "\\-", "-" }, { "\\(dq", "\"" }, { "\\e", "\\" }, { "\\&", "" }, { "\\:", "" } };
+	char *out = malloc(strlen(text) + 1), *o = out;
+	ck_assert_ptr_nonnull(out);
+	while (*text) {
+		size_t i = 0;
+		while (i < sizeof(escapes) / sizeof(escapes[0]) && strncmp(text, escapes[i].escape, strlen(escapes[i].escape)) != 0)
+			i++;
+		if (i == sizeof(escapes) / sizeof(escapes[0])) {
+			*o++ = *text++;
+			continue;
+		}
+		o = stpcpy(o, escapes[i].text);
+		text += strlen(escapes[i].escape);
 	}
-	ck_abort_msg("README.md has no line that starts with %s", prefix);
-	return NULL;
+	*o = '\0';
+	return out;
+}
+
+static int by_path(const void *a, const void *b)
+{
+	return strcmp(((const struct test_document *)a)->path, ((const struct test_document *)b)->path);
+}
+
+/* Adds the files of folder (relative to the source root) whose names end with suffix. */
+static void add_documents(struct test_document *documents, size_t *count, size_t capacity, const char *folder, const char *suffix)
+{
+	const char *root = test_setting("NVI_SOURCE_ROOT");
+	DIR *dir = opendir(test_format("%s/%s", root, folder));
+	ck_assert_msg(dir, "%s/%s: %s", root, folder, strerror(errno));
+	for (struct dirent *entry; (entry = readdir(dir));) {
+		size_t length = strlen(entry->d_name);
+		if (length <= strlen(suffix) || strcmp(entry->d_name + length - strlen(suffix), suffix) != 0)
+			continue;
+		ck_assert_msg(*count < capacity, "more than %zu documents", capacity);
+		char *path = strcmp(folder, ".") == 0 ? test_format("%s", entry->d_name) : test_format("%s/%s", folder, entry->d_name);
+		char *text = test_read_file(test_format("%s/%s", root, path));
+		ck_assert_msg(text, "%s: cannot be read", path);
+		documents[(*count)++] = (struct test_document){ path, strcmp(suffix, ".in") == 0 ? unescape_roff(text) : text };
+	}
+	closedir(dir);
+}
+
+size_t test_documents(const struct test_document **documents)
+{
+	static struct test_document found[64];
+	static size_t count;
+	if (!count) {
+		add_documents(found, &count, 64, "docs", ".md");
+		add_documents(found, &count, 64, "man", ".in");
+		add_documents(found, &count, 64, ".", "HACKING.md");
+		qsort(found, count, sizeof(found[0]), by_path);
+	}
+	*documents = found;
+	return count;
+}
+
+/* The line at line (its leading blanks skipped), with the indented lines under it when block. */
+static char *document_line(const char *line, bool block)
+{
+	const char *end = strchr(line, '\n');
+	while (block && end && (strncmp(end + 1, "    ", 4) == 0 || end[1] == '\t'))
+		end = strchr(end + 1, '\n');
+	return test_format("%.*s", end ? (int)(end - line) : (int)strlen(line), line);
+}
+
+size_t test_document_lines(const char *prefix, bool block, struct test_document_line *lines, size_t capacity)
+{
+	const struct test_document *documents;
+	size_t count = 0, documents_count = test_documents(&documents);
+	for (size_t d = 0; d < documents_count; d++)
+		for (const char *line = documents[d].text; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+			const char *text = line + strspn(line, " \t");
+			if (strncmp(text, prefix, strlen(prefix)) != 0)
+				continue;
+			char *found = document_line(text, block);
+			bool seen = false;
+			for (size_t i = 0; i < count; i++)
+				seen |= strcmp(lines[i].text, found) == 0;
+			if (seen)
+				continue;
+			ck_assert_msg(count < capacity, "more than %zu lines start with %s", capacity, prefix);
+			lines[count++] = (struct test_document_line){ documents[d].path, found };
+		}
+	return count;
 }

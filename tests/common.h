@@ -114,11 +114,23 @@ size_t test_event_kinds(const char ***events);
 /* Runs the suite, prints the closing line, returns the exit status for main(). */
 int test_main(Suite *suite);
 
-/* ---- the installed tree and the README ---- */
+/* ---- the installed tree and the documents ---- */
 /* `meson install` of this build into a fresh DESTDIR (NVI_MESON, NVI_BUILD_ROOT); returns the
    DESTDIR, under which the build's prefix (NVI_PREFIX) lies. NULL, with the reason printed, where
    meson is not there to ask. */
 char *test_meson_install(void);
-/* The first line of README.md (leading blanks skipped) that starts with prefix, without its line
-   break; fails the test when there is none. */
-char *test_readme_line(const char *prefix);
+/* The project's documents that tests hold to the code: the Markdown pages of docs/, HACKING.md and
+   the manual pages' sources (man/NAME.in, with roff's escapes undone: \- reads -, \(dq reads "),
+   in the order of their paths. README.md is not among them: no test pins it. */
+struct test_document {
+	char *path; /* from the source root: "docs/ci.md", "man/nvinterpose.7.in" */
+	char *text;
+};
+size_t test_documents(const struct test_document **documents);
+/* Every distinct line of the documents that starts with prefix (after its leading blanks), with
+   the indented lines under it when block, and the first document that shows it; at most capacity. */
+struct test_document_line {
+	const char *document;
+	char *text;
+};
+size_t test_document_lines(const char *prefix, bool block, struct test_document_line *lines, size_t capacity);

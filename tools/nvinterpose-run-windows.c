@@ -246,7 +246,8 @@ static bool check_inherited(const wchar_t *name, const wchar_t *value)
 			say("%ls: '%s' is not one of %s", name, text(value), policy ? "fallback, coherent, off" : "error, warn, info, debug");
 			return false;
 		}
-	} else if (wcscmp(name, L"NVINTERPOSE_ADD_DLL_DIRECTORY") == 0 || wcscmp(name, L"NVINTERPOSE_CHILDREN") == 0) {
+	} else if (wcscmp(name, L"NVINTERPOSE_ADD_DLL_DIRECTORY") == 0 || wcscmp(name, L"NVINTERPOSE_CHILDREN") == 0 ||
+		   wcscmp(name, L"NVINTERPOSE_DISABLE") == 0) {
 		if (wcscmp(value, L"0") != 0 && wcscmp(value, L"1") != 0) {
 			say("%ls: '%s' is not 0 or 1", name, text(value));
 			return false;

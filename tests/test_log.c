@@ -791,6 +791,59 @@ START_TEST(test_long_message_is_cut_to_one_line)
 }
 END_TEST
 
+static const struct {
+	const char *input;
+	const char *shown;
+} text_escapes[] = {
+	{ "plain /usr/lib/libnvrtc.so.13", "plain /usr/lib/libnvrtc.so.13" },
+	{ "C:\\cuda\\bin 'quoted' \"too\"", "C:\\cuda\\bin 'quoted' \"too\"" }, /* only controls are shown */
+	{ "rel\nnvinterpose: report: forged", "rel\\x0anvinterpose: report: forged" },
+	{ "tab\tcr\r\x01\x1f\x7f", "tab\\x09cr\\x0d\\x01\\x1f\\x7f" },
+	{ "\033[31mred\033[0m", "\\x1b[31mred\\x1b[0m" },
+	{ "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80" }, /* UTF-8 kept */
+	{ "\xc2\x9b" "31m \xc2\xa0", "\\xc2\\x9b31m \xc2\xa0" }, /* a C1 control (CSI), then a no-break space */
+	{ "caf\xe9", "caf\\xe9" },                                  /* Latin-1: no character */
+	{ "\x9b" "2J", "\\x9b2J" },
+	{ "", "" },
+};
+
+START_TEST(test_text_escape_shows_control_characters_as_hex)
+{
+	char out[256];
+	size_t n = log_text_escape(out, sizeof(out), text_escapes[_i].input);
+	ck_assert_str_eq(out, text_escapes[_i].shown);
+	ck_assert_uint_eq(n, strlen(text_escapes[_i].shown));
+}
+END_TEST
+
+START_TEST(test_text_escape_stops_before_what_does_not_fit)
+{
+	char out[8];
+	ck_assert_uint_eq(log_text_escape(out, sizeof(out), "abc\ndefgh"), 7);
+	ck_assert_str_eq(out, "abc\\x0a");
+	ck_assert_uint_eq(log_text_escape(out, 6, "abc\ndef"), 3);
+	ck_assert_str_eq(out, "abc");
+	ck_assert_uint_eq(log_text_escape(out, 5, "ab\xe2\x82\xac"), 2);
+	ck_assert_str_eq(out, "ab");
+	ck_assert_uint_eq(log_text_escape(out, 0, "x"), 0);
+}
+END_TEST
+
+/* Every message carries its values escaped, whatever the call site: a value cannot forge a line
+   of the runtime's, nor send the terminal an escape sequence. */
+START_TEST(test_messages_cannot_forge_lines_or_reach_the_terminal_raw)
+{
+	struct test_capture capture = test_capture_stderr();
+	log_message(LOG_ERROR, "NVINTERPOSE_PATH: relative entry '%s' ignored", "rel\nnvinterpose: report: forged");
+	log_message(LOG_ERROR, "NVINTERPOSE_POLICY='%s' is not one of fallback", "\033]0;title\007\033[2J");
+	log_report("origin nvrtc: %s", "/opt/caf\xe9\r");
+	char *output = test_captured(&capture);
+	ck_assert_str_eq(output, "nvinterpose: error: NVINTERPOSE_PATH: relative entry 'rel\\x0anvinterpose: report: forged' ignored\n"
+				 "nvinterpose: error: NVINTERPOSE_POLICY='\\x1b]0;title\\x07\\x1b[2J' is not one of fallback\n"
+				 "nvinterpose: report: origin nvrtc: /opt/caf\\xe9\\x0d\n");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *suite = suite_create("log");
@@ -836,6 +889,9 @@ int main(void)
 	tcase_add_test(tc, test_unopenable_event_log_is_refused_with_a_message_naming_it);
 	tcase_add_test(tc, test_messages_obey_the_level);
 	tcase_add_test(tc, test_long_message_is_cut_to_one_line);
+	tcase_add_loop_test(tc, test_text_escape_shows_control_characters_as_hex, 0, sizeof(text_escapes) / sizeof(text_escapes[0]));
+	tcase_add_test(tc, test_text_escape_stops_before_what_does_not_fit);
+	tcase_add_test(tc, test_messages_cannot_forge_lines_or_reach_the_terminal_raw);
 	suite_add_tcase(suite, tc);
 	return test_main(suite);
 }

@@ -86,7 +86,12 @@ static const char *open_error(int error)
 {
 	switch (error) {
 	case EINVAL: return "not a regular file";
-	case ELOOP: return "a symbolic link (the event log is never reached through one)";
+	case EXDEV: return "a file of the kernel's (procfs, sysfs, cgroupfs, debugfs and the like), not a file of data";
+	case ELOOP:
+		return platform_is_privileged()
+			       ? "reached through a symbolic link, which a privileged process (root, or one that holds "
+				 "CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH or CAP_FOWNER) never follows to its event log"
+			       : "a symbolic link (the event log is never reached through one)";
 	case EPERM: return "owned by another user (it must belong to the effective user or root)";
 	case EMLINK: return "it has other names (hard links)";
 	default: return strerror(error);

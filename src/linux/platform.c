@@ -3,6 +3,7 @@
 #include "platform.h"
 
 #include <dirent.h>
+#include <linux/capability.h>
 #include <linux/magic.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -134,17 +135,161 @@ static long sys(long number, long a, long b, long c, long d)
 	return result;
 }
 
+bool platform_is_privileged(void)
+{
+	if (sys(SYS_geteuid, 0, 0, 0, 0) == 0)
+		return true;
+	struct __user_cap_header_struct header = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+	/* A process whose capabilities cannot be read is taken for privileged: the stricter rule. */
+	if (sys(SYS_capget, (long)&header, (long)data, 0, 0) != 0)
+		return true;
+	unsigned mask = 1u << CAP_DAC_OVERRIDE | 1u << CAP_DAC_READ_SEARCH | 1u << CAP_FOWNER;
+	return (data[0].effective & mask) != 0;
+}
+
+/* File systems whose files are the kernel's settings and state, not data: a write there changes
+   the system (the host name through /proc/sys, a cgroup's limits) or fails, whatever the file's
+   owner and mode say. Numbers as linux/magic.h has them (older headers lack some). */
+static bool is_kernel_file_system(unsigned long type)
+{
+	static const unsigned long kernel_types[] = {
+		0x9fa0,     /* proc */
+		0x62656572, /* sysfs */
+		0x27e0eb,   /* cgroup */
+		0x63677270, /* cgroup2 */
+		0x64626720, /* debugfs */
+		0x74726163, /* tracefs */
+		0x73636673, /* securityfs */
+		0xf97cff8c, /* selinuxfs */
+		0x43415d53, /* smackfs */
+		0xcafe4a11, /* bpf */
+		0x6165676c, /* pstore */
+		0xde5e81e4, /* efivarfs */
+		0x62656570, /* configfs */
+		0x65735543, /* fusectl */
+		0x42494e4d, /* binfmt_misc */
+		0x19800202, /* mqueue */
+		0x67596969, /* rpc_pipefs */
+		0x6e667364, /* nfsd */
+		0x958458f6, /* hugetlbfs: write(2) is refused there */
+	};
+	for (size_t i = 0; i < sizeof(kernel_types) / sizeof(kernel_types[0]); i++)
+		if (type == kernel_types[i])
+			return true;
+	return false;
+}
+
+/* -EXDEV when the descriptor's file lies on a kernel file system; 0 otherwise, and where fstatfs
+   cannot say (an O_PATH descriptor before Linux 3.12: the file's own check, after it is opened,
+   still holds). */
+static int refuse_kernel_file(int fd)
+{
+	struct statfs fs;
+	return sys(SYS_fstatfs, fd, (long)&fs, 0, 0) == 0 && is_kernel_file_system((unsigned long)fs.f_type) ? -EXDEV : 0;
+}
+
+#ifndef SYS_openat2
+#define SYS_openat2 437 /* every architecture, since Linux 5.6; glibc before 2.32 names no number for it */
+#endif
+/* struct open_how and RESOLVE_NO_SYMLINKS (linux/openat2.h, which older headers lack). */
+struct log_open_how {
+	unsigned long long flags, mode, resolve;
+};
+#define LOG_RESOLVE_NO_SYMLINKS 0x04
+
+#define FOLDER_FLAGS (O_PATH | O_DIRECTORY | O_CLOEXEC)
+
+/* The entry name of the folder fd is a symbolic link. */
+static bool is_link_at(int fd, const char *name)
+{
+	struct stat st;
+	return sys(SYS_newfstatat, fd, (long)name, (long)&st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
+}
+
+/* folder opened one component at a time, none a symbolic link: where openat2 is missing.
+   O_PATH, O_NOFOLLOW and O_DIRECTORY make a link ENOTDIR, told apart from a file by an lstat of the
+   component. */
+static int open_folder_by_components(const char *folder)
+{
+	int fd = (int)sys(SYS_openat, AT_FDCWD, (long)(folder[0] == '/' ? "/" : "."), FOLDER_FLAGS, 0);
+	if (fd < 0)
+		return -errno;
+	for (const char *s = folder;;) {
+		while (*s == '/')
+			s++;
+		size_t length = 0;
+		while (s[length] && s[length] != '/')
+			length++;
+		if (length == 0)
+			return fd;
+		char component[256]; /* NAME_MAX + 1 */
+		int next = -ENAMETOOLONG;
+		if (length < sizeof(component)) {
+			memcpy(component, s, length);
+			component[length] = '\0';
+			next = (int)sys(SYS_openat, fd, (long)component, FOLDER_FLAGS | O_NOFOLLOW, 0);
+			int error = errno;
+			if (next < 0)
+				next = error == ENOTDIR && is_link_at(fd, component) ? -ELOOP : -error;
+		}
+		sys(SYS_close, fd, 0, 0, 0);
+		if (next < 0)
+			return next;
+		fd = next;
+		s += length;
+	}
+}
+
+/* The folder that holds the event log, opened (O_PATH), or a negative errno. A privileged process
+   follows no symbolic link on the way (openat2's RESOLVE_NO_SYMLINKS; one component at a time where
+   the kernel lacks it or a seccomp filter refuses it, as Docker's did before 20.10): a link planted
+   in a folder on the path could send its appends into any file. */
+static int open_log_folder(const char *folder, bool privileged)
+{
+	if (!privileged) {
+		int fd = (int)sys(SYS_openat, AT_FDCWD, (long)folder, FOLDER_FLAGS, 0);
+		return fd < 0 ? -errno : fd;
+	}
+	struct log_open_how how = { .flags = FOLDER_FLAGS, .resolve = LOG_RESOLVE_NO_SYMLINKS };
+	int fd = (int)sys(SYS_openat2, AT_FDCWD, (long)folder, (long)&how, sizeof(how));
+	if (fd >= 0)
+		return fd;
+	return errno == ENOSYS || errno == EPERM ? open_folder_by_components(folder) : -errno;
+}
+
 /* The event log opened under its rules (platform.h), or a negative errno. Read access is needed
-   too: the last byte of the file says whether an earlier line was left partial. */
+   too: the last byte of the file says whether an earlier line was left partial. The file is opened
+   in its folder's descriptor, after the folder's file system and the file's kind are checked: a
+   kernel's file or a device is refused before it is opened (an open alone can act: a watchdog
+   device starts counting). */
 static int open_log(const char *path)
 {
-	/* A FIFO opened O_RDWR never blocks; O_NONBLOCK keeps other special files from blocking. */
-	int fd = (int)sys(SYS_openat, AT_FDCWD, (long)path,
-			  O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0600);
-	if (fd < 0)
-		return errno == ENXIO ? -EINVAL : -errno;
+	char folder[4352] = ".";
+	const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
+	size_t length = !slash ? 0 : slash == path ? 1 : (size_t)(slash - path); /* "/x": the folder is "/" */
+	if (length >= sizeof(folder))
+		return -ENAMETOOLONG;
+	if (slash) {
+		memcpy(folder, path, length);
+		folder[length] = '\0';
+	}
+	if (!name[0])
+		return -EISDIR;
+	int dir = open_log_folder(folder, platform_is_privileged());
+	if (dir < 0)
+		return dir;
 	struct stat st;
-	int error = 0;
+	int error = refuse_kernel_file(dir), fd = -1;
+	if (!error && sys(SYS_newfstatat, dir, (long)name, (long)&st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode))
+		error = S_ISLNK(st.st_mode) ? -ELOOP : -EINVAL;
+	/* A FIFO opened O_RDWR never blocks; O_NONBLOCK keeps other special files from blocking. */
+	if (!error && (fd = (int)sys(SYS_openat, dir, (long)name,
+				     O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0600)) < 0)
+		error = errno == ENXIO ? -EINVAL : -errno;
+	sys(SYS_close, dir, 0, 0, 0);
+	if (error)
+		return error;
 	if (sys(SYS_fstat, fd, (long)&st, 0, 0) != 0)
 		error = -errno;
 	else if (!S_ISREG(st.st_mode))
@@ -157,6 +302,9 @@ static int open_log(const char *path)
 		error = -EMLINK;
 	else if (sys(SYS_fcntl, fd, F_SETFL, O_APPEND, 0) != 0)
 		error = -errno;
+	/* A kernel's file can lie on another file system than its folder (a bind mount). */
+	if (!error)
+		error = refuse_kernel_file(fd);
 	if (error) {
 		sys(SYS_close, fd, 0, 0, 0);
 		return error;
@@ -214,13 +362,34 @@ static int append_to(int fd, const char *line, size_t length)
 struct append_job {
 	const char *path, *line;
 	size_t length;
+	bool own_descriptors; /* run in a child with a copy of the descriptor table */
 	int result;
 };
+
+#ifndef SYS_close_range
+#define SYS_close_range 436 /* every architecture, since Linux 5.9 */
+#endif
+
+/* Every descriptor of a copied table closed: the program's files stay open through its own. */
+static void close_copied_descriptors(void)
+{
+	struct rlimit limit;
+	if (sys(SYS_close_range, 0, ~0L, 0, 0) == 0 || sys(SYS_getrlimit, RLIMIT_NOFILE, (long)&limit, 0, 0) != 0)
+		return;
+	for (rlim_t fd = 0; fd < limit.rlim_cur && fd < (1u << 20); fd++)
+		sys(SYS_close, (long)fd, 0, 0, 0);
+}
 
 static int run_append(void *arg)
 {
 	struct append_job *job = arg;
 	int fd = open_log(job->path);
+	/* The log takes two descriptors for a moment (its folder's and its own): a program at its
+	   descriptor limit leaves the child's copy of the table full, whose copies the child may close. */
+	if (fd == -EMFILE && job->own_descriptors) {
+		close_copied_descriptors();
+		fd = open_log(job->path);
+	}
 	job->result = fd < 0 ? fd : job->line ? append_to(fd, job->line, job->length) : 0;
 	if (fd >= 0)
 		sys(SYS_close, fd, 0, 0, 0);
@@ -247,6 +416,7 @@ static bool append_in_child(struct append_job *job)
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
+	job->own_descriptors = true;
 	pid_t child = clone(run_append, (char *)stack + APPEND_STACK, CLONE_VM | CLONE_VFORK, job);
 	if (child > 0)
 		while (waitpid(child, NULL, __WCLONE) < 0 && errno == EINTR)
@@ -263,6 +433,7 @@ static bool append_in_child(struct append_job *job)
 static void append_in_thread(struct append_job *job)
 {
 	sigset_t xfsz, old;
+	job->own_descriptors = false;
 	sigemptyset(&xfsz);
 	sigaddset(&xfsz, SIGXFSZ);
 	pthread_sigmask(SIG_BLOCK, &xfsz, &old);

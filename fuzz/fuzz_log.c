@@ -170,18 +170,30 @@ static char *with_replacements(const char *s, size_t *length)
 	return out;
 }
 
-static void check_escape(const char *s, size_t room)
+/* What escape wrote of s into room bytes, checked to stay there, end in a NUL, be as long as it
+   says and be UTF-8; NULL for room 0 (which must get nothing). */
+static char *escaped(size_t (*escape)(char *out, size_t size, const char *s), const char *s, size_t room, size_t *length)
 {
 	char *out = malloc(room ? room : 1);
-	size_t n = log_json_escape(out, room, s);
+	size_t n = escape(out, room, s);
 	if (room == 0) {
 		if (n != 0)
 			abort();
 		free(out);
-		return;
+		return NULL;
 	}
 	if (n >= room || out[n] != '\0' || strlen(out) != n || !log_is_utf8(out))
 		abort();
+	*length = n;
+	return out;
+}
+
+static void check_escape(const char *s, size_t room)
+{
+	size_t n;
+	char *out = escaped(log_json_escape, s, room, &n);
+	if (!out)
+		return;
 	char *quoted = malloc(n + 2);
 	quoted[0] = '"';
 	memcpy(quoted + 1, out, n);
@@ -201,16 +213,10 @@ static void check_escape(const char *s, size_t room)
 
 static void check_text_escape(const char *s, size_t room)
 {
-	char *out = malloc(room ? room : 1);
-	size_t n = log_text_escape(out, room, s), i = 0;
-	if (room == 0) {
-		if (n != 0)
-			abort();
-		free(out);
+	size_t n, i = 0;
+	char *out = escaped(log_text_escape, s, room, &n);
+	if (!out)
 		return;
-	}
-	if (n >= room || out[n] != '\0' || strlen(out) != n || !log_is_utf8(out))
-		abort();
 	for (size_t j = 0; j < n;) {
 		unsigned char c = (unsigned char)out[j];
 		if (c < 0x20 || c == 0x7f || (c == 0xc2 && (unsigned char)out[j + 1] < 0xa0))

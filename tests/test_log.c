@@ -749,6 +749,17 @@ static struct child_report run_in_child(int (*body)(int report, const char *dir)
 	return result;
 }
 
+/* The test named test passes when body, run in a child, found every check to hold; it is skipped,
+   saying why, when the child could not set itself up (77). */
+static void expect_child(const char *test, int (*body)(int report, const char *dir), const char *dir)
+{
+	struct child_report child = run_in_child(body, dir);
+	if (child.status == 77)
+		printf("skipped: %s: %s\n", test, child.text);
+	else
+		ck_assert_msg(child.status == 0, "%d: %s", child.status, child.text);
+}
+
 /* log_open_event_file with its message caught (no Check function): true when it opened. */
 static bool open_quietly(const char *path, char *message, size_t size)
 {
@@ -865,12 +876,7 @@ START_TEST(test_privileged_process_follows_no_link_to_its_event_log)
 {
 	char *dir = test_tmpdir();
 	make_links(dir);
-	struct child_report child = run_in_child(privileged_body, dir);
-	if (child.status == 77) {
-		printf("skipped: test_privileged_process_follows_no_link_to_its_event_log: %s\n", child.text);
-		return;
-	}
-	ck_assert_msg(child.status == 0, "%d: %s", child.status, child.text);
+	expect_child("test_privileged_process_follows_no_link_to_its_event_log", privileged_body, dir);
 }
 END_TEST
 
@@ -901,12 +907,7 @@ START_TEST(test_unprivileged_process_follows_links_of_folders)
 		for (size_t i = 0; i < 3; i++)
 			ck_assert_int_eq(chown(test_format("%s%s", dir, owned[i]), 65534, 65534), 0);
 	}
-	struct child_report child = run_in_child(unprivileged_body, dir);
-	if (child.status == 77) {
-		printf("skipped: test_unprivileged_process_follows_links_of_folders: %s\n", child.text);
-		return;
-	}
-	ck_assert_msg(child.status == 0, "%d: %s", child.status, child.text);
+	expect_child("test_unprivileged_process_follows_links_of_folders", unprivileged_body, dir);
 }
 END_TEST
 
@@ -937,12 +938,7 @@ START_TEST(test_host_name_is_never_written)
 		       "shows as root's, is root's to write)\n");
 		return;
 	}
-	struct child_report child = run_in_child(host_name_body, NULL);
-	if (child.status == 77) {
-		printf("skipped: test_host_name_is_never_written: %s\n", child.text);
-		return;
-	}
-	ck_assert_msg(child.status == 0, "%d: %s", child.status, child.text);
+	expect_child("test_host_name_is_never_written", host_name_body, NULL);
 }
 END_TEST
 

@@ -396,8 +396,9 @@ START_TEST(test_event_log_is_created_private)
 }
 END_TEST
 
-/* The program may use every descriptor its limit allows: the log takes none of them, and with
-   none left still writes its events (its child closes its own copies of the program's). */
+/* The program may use every descriptor its limit allows: the log takes none of them. An append
+   needs one free descriptor, two for a moment in a privileged process where openat2 is missing (its
+   walk holds a folder's while it opens the next): two are left free for the first event. */
 START_TEST(test_event_log_takes_no_descriptor_from_the_program)
 {
 	char *path = event_log_path(), *data = test_format("%s.data", path);
@@ -405,21 +406,20 @@ START_TEST(test_event_log_takes_no_descriptor_from_the_program)
 	int lowest = open("/dev/null", O_RDONLY);
 	ck_assert_int_ge(lowest, 0);
 	close(lowest);
-	struct rlimit limit = { (rlim_t)lowest + 1, (rlim_t)lowest + 1 }, saved;
+	struct rlimit limit = { (rlim_t)lowest + 2, (rlim_t)lowest + 2 }, saved;
 	getrlimit(RLIMIT_NOFILE, &saved);
 	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &limit), 0);
 	log_reason("first");
-	int fd = open(data, O_WRONLY | O_CREAT, 0600); /* the last descriptor the limit allows */
-	int error = errno;
-	ck_assert_msg(fd >= 0, "the program's open failed: %s", strerror(error));
-	log_reason("second");
-	ck_assert_int_eq(write(fd, "DATA\n", 5), 5);
-	close(fd);
-	ck_assert_str_eq(test_read_file(data), "DATA\n");
-	char **lines;
-	ck_assert_uint_eq(test_event_lines(path, &lines), 2);
-	ck_assert_str_eq(reason_of(lines[0]), "first");
-	ck_assert_str_eq(reason_of(lines[1]), "second");
+	int fds[2];
+	for (int i = 0; i < 2; i++) {
+		fds[i] = open(data, O_WRONLY | O_CREAT, 0600); /* the last descriptors the limit allows */
+		int error = errno;
+		ck_assert_msg(fds[i] >= 0, "the program's open failed: %s", strerror(error));
+	}
+	log_reason("second"); /* none left: no event, no harm */
+	close(fds[0]);
+	close(fds[1]);
+	ck_assert_str_eq(reason_of(only_line(path)), "first");
 }
 END_TEST
 

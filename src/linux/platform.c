@@ -199,6 +199,8 @@ struct log_open_how {
 #define LOG_RESOLVE_NO_SYMLINKS 0x04
 
 #define FOLDER_FLAGS (O_PATH | O_DIRECTORY | O_CLOEXEC)
+/* A FIFO opened O_RDWR never blocks; O_NONBLOCK keeps other special files from blocking. */
+#define LOG_FLAGS (O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK)
 
 /* The entry name of the folder fd is a symbolic link. */
 static bool is_link_at(int fd, const char *name)
@@ -207,62 +209,81 @@ static bool is_link_at(int fd, const char *name)
 	return sys(SYS_newfstatat, fd, (long)name, (long)&st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
 }
 
-/* folder opened one component at a time, none a symbolic link: where openat2 is missing.
-   O_PATH, O_NOFOLLOW and O_DIRECTORY make a link ENOTDIR, told apart from a file by an lstat of the
-   component. */
-static int open_folder_by_components(const char *folder)
+/* path opened with flags one component at a time, none a symbolic link (O_NOFOLLOW at each; a link
+   opened as a folder gives ENOTDIR, told apart by an lstat): where openat2 is missing. At most two
+   descriptors at once. */
+static int open_by_components(const char *path, int flags, int mode)
 {
-	int fd = (int)sys(SYS_openat, AT_FDCWD, (long)(folder[0] == '/' ? "/" : "."), FOLDER_FLAGS, 0);
+	int fd = (int)sys(SYS_openat, AT_FDCWD, (long)(path[0] == '/' ? "/" : "."), FOLDER_FLAGS, 0);
 	if (fd < 0)
 		return -errno;
-	for (const char *s = folder;;) {
+	for (const char *s = path;;) {
 		while (*s == '/')
 			s++;
-		size_t length = 0;
-		while (s[length] && s[length] != '/')
-			length++;
+		size_t length = strcspn(s, "/");
 		if (length == 0)
 			return fd;
+		bool last = s[length + strspn(s + length, "/")] == '\0';
 		char component[256]; /* NAME_MAX + 1 */
 		int next = -ENAMETOOLONG;
 		if (length < sizeof(component)) {
 			memcpy(component, s, length);
 			component[length] = '\0';
-			next = (int)sys(SYS_openat, fd, (long)component, FOLDER_FLAGS | O_NOFOLLOW, 0);
+			next = (int)sys(SYS_openat, fd, (long)component, (last ? flags : FOLDER_FLAGS) | O_NOFOLLOW, mode);
 			int error = errno;
 			if (next < 0)
-				next = error == ENOTDIR && is_link_at(fd, component) ? -ELOOP : -error;
+				next = (error == ENOTDIR || error == ELOOP) && is_link_at(fd, component) ? -ELOOP : -error;
 		}
 		sys(SYS_close, fd, 0, 0, 0);
-		if (next < 0)
+		if (next < 0 || last)
 			return next;
 		fd = next;
 		s += length;
 	}
 }
 
-/* The folder that holds the event log, opened (O_PATH), or a negative errno. A privileged process
-   follows no symbolic link on the way (openat2's RESOLVE_NO_SYMLINKS; one component at a time where
-   the kernel lacks it or a seccomp filter refuses it, as Docker's did before 20.10): a link planted
-   in a folder on the path could send its appends into any file. */
-static int open_log_folder(const char *folder, bool privileged)
+/* path opened with flags, no symbolic link anywhere on it: openat2's RESOLVE_NO_SYMLINKS, or one
+   component at a time where the kernel lacks it (before 5.6) or a seccomp filter refuses it (as
+   Docker's did before 20.10). A descriptor or a negative errno (-ELOOP for a link). */
+static int open_without_links(const char *path, int flags, int mode)
 {
-	if (!privileged) {
-		int fd = (int)sys(SYS_openat, AT_FDCWD, (long)folder, FOLDER_FLAGS, 0);
-		return fd < 0 ? -errno : fd;
-	}
-	struct log_open_how how = { .flags = FOLDER_FLAGS, .resolve = LOG_RESOLVE_NO_SYMLINKS };
-	int fd = (int)sys(SYS_openat2, AT_FDCWD, (long)folder, (long)&how, sizeof(how));
+	struct log_open_how how = { .flags = (unsigned long long)flags, .mode = (unsigned long long)mode,
+				    .resolve = LOG_RESOLVE_NO_SYMLINKS };
+	int fd = (int)sys(SYS_openat2, AT_FDCWD, (long)path, (long)&how, sizeof(how));
 	if (fd >= 0)
 		return fd;
-	return errno == ENOSYS || errno == EPERM ? open_folder_by_components(folder) : -errno;
+	return errno == ENOSYS || errno == EPERM ? open_by_components(path, flags, mode) : -errno;
+}
+
+/* Before the event log is opened: the folder's file system and the file's kind, so that a
+   kernel's file or a device is refused before it is opened (an open alone can act: a watchdog
+   device starts counting). A privileged process follows no symbolic link on the way: a link planted
+   in a folder on the path could send its appends into any file. 0 or a negative errno. */
+static int check_log_place(const char *folder, const char *name, const char *path, bool privileged)
+{
+	struct statfs fs;
+	struct stat st;
+	int error = 0, dir = AT_FDCWD;
+	const char *entry = path;
+	if (privileged) {
+		if ((dir = open_without_links(folder, FOLDER_FLAGS, 0)) < 0)
+			return dir;
+		error = refuse_kernel_file(dir);
+		entry = name;
+	} else if (sys(SYS_statfs, (long)folder, (long)&fs, 0, 0) == 0 && is_kernel_file_system((unsigned long)fs.f_type)) {
+		error = -EXDEV;
+	}
+	if (!error && sys(SYS_newfstatat, dir, (long)entry, (long)&st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode))
+		error = S_ISLNK(st.st_mode) ? -ELOOP : -EINVAL;
+	if (dir != AT_FDCWD)
+		sys(SYS_close, dir, 0, 0, 0);
+	return error;
 }
 
 /* The event log opened under its rules (platform.h), or a negative errno. Read access is needed
-   too: the last byte of the file says whether an earlier line was left partial. The file is opened
-   in its folder's descriptor, after the folder's file system and the file's kind are checked: a
-   kernel's file or a device is refused before it is opened (an open alone can act: a watchdog
-   device starts counting). */
+   too: the last byte of the file says whether an earlier line was left partial. One descriptor at
+   a time (two for a moment where openat2 is missing), as a program at its descriptor limit leaves
+   few. */
 static int open_log(const char *path)
 {
 	char folder[4352] = ".";
@@ -276,20 +297,16 @@ static int open_log(const char *path)
 	}
 	if (!name[0])
 		return -EISDIR;
-	int dir = open_log_folder(folder, platform_is_privileged());
-	if (dir < 0)
-		return dir;
-	struct stat st;
-	int error = refuse_kernel_file(dir), fd = -1;
-	if (!error && sys(SYS_newfstatat, dir, (long)name, (long)&st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode))
-		error = S_ISLNK(st.st_mode) ? -ELOOP : -EINVAL;
-	/* A FIFO opened O_RDWR never blocks; O_NONBLOCK keeps other special files from blocking. */
-	if (!error && (fd = (int)sys(SYS_openat, dir, (long)name,
-				     O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0600)) < 0)
-		error = errno == ENXIO ? -EINVAL : -errno;
-	sys(SYS_close, dir, 0, 0, 0);
+	bool privileged = platform_is_privileged();
+	int error = check_log_place(folder, name, path, privileged);
 	if (error)
 		return error;
+	int fd = privileged ? open_without_links(path, LOG_FLAGS, 0600) : (int)sys(SYS_openat, AT_FDCWD, (long)path, LOG_FLAGS, 0600);
+	if (fd < 0 && !privileged)
+		fd = -errno;
+	if (fd < 0)
+		return fd == -ENXIO ? -EINVAL : fd;
+	struct stat st;
 	if (sys(SYS_fstat, fd, (long)&st, 0, 0) != 0)
 		error = -errno;
 	else if (!S_ISREG(st.st_mode))
@@ -362,34 +379,13 @@ static int append_to(int fd, const char *line, size_t length)
 struct append_job {
 	const char *path, *line;
 	size_t length;
-	bool own_descriptors; /* run in a child with a copy of the descriptor table */
 	int result;
 };
-
-#ifndef SYS_close_range
-#define SYS_close_range 436 /* every architecture, since Linux 5.9 */
-#endif
-
-/* Every descriptor of a copied table closed: the program's files stay open through its own. */
-static void close_copied_descriptors(void)
-{
-	struct rlimit limit;
-	if (sys(SYS_close_range, 0, ~0L, 0, 0) == 0 || sys(SYS_getrlimit, RLIMIT_NOFILE, (long)&limit, 0, 0) != 0)
-		return;
-	for (rlim_t fd = 0; fd < limit.rlim_cur && fd < (1u << 20); fd++)
-		sys(SYS_close, (long)fd, 0, 0, 0);
-}
 
 static int run_append(void *arg)
 {
 	struct append_job *job = arg;
 	int fd = open_log(job->path);
-	/* The log takes two descriptors for a moment (its folder's and its own): a program at its
-	   descriptor limit leaves the child's copy of the table full, whose copies the child may close. */
-	if (fd == -EMFILE && job->own_descriptors) {
-		close_copied_descriptors();
-		fd = open_log(job->path);
-	}
 	job->result = fd < 0 ? fd : job->line ? append_to(fd, job->line, job->length) : 0;
 	if (fd >= 0)
 		sys(SYS_close, fd, 0, 0, 0);
@@ -416,7 +412,6 @@ static bool append_in_child(struct append_job *job)
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	job->own_descriptors = true;
 	pid_t child = clone(run_append, (char *)stack + APPEND_STACK, CLONE_VM | CLONE_VFORK, job);
 	if (child > 0)
 		while (waitpid(child, NULL, __WCLONE) < 0 && errno == EINTR)
@@ -433,7 +428,6 @@ static bool append_in_child(struct append_job *job)
 static void append_in_thread(struct append_job *job)
 {
 	sigset_t xfsz, old;
-	job->own_descriptors = false;
 	sigemptyset(&xfsz);
 	sigaddset(&xfsz, SIGXFSZ);
 	pthread_sigmask(SIG_BLOCK, &xfsz, &old);

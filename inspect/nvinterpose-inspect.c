@@ -52,6 +52,7 @@ struct options {
 	bool scan;
 	const char *python;
 	size_t python_timeout_s;
+	bool python_timeout_given;
 	size_t max_depth;
 	size_t max_objects;
 	bool all;
@@ -151,6 +152,30 @@ static bool parse_count(const char *text, size_t *value)
 	return true;
 }
 
+/* The options given go together, and FILEs are given where they are needed: -1, else a usage
+   error's status. */
+static int check_combination(const struct options *options, int argc, char **argv)
+{
+	if (options->families && options->scan)
+		return usage_error("--families and --scan go alone");
+	if ((options->families || options->scan) && optind < argc)
+		return usage_error("unexpected argument '%s': --%s takes no FILE", argv[optind], options->scan ? "scan" : "families");
+	if ((options->families || options->scan) && options->format == FORMAT_DOT)
+		return usage_error("--%s writes text or --json, not --dot", options->scan ? "scan" : "families");
+	if (options->families && (options->what_if || options->nvinterpose_path || options->cache_given || options->max_depth ||
+				  options->all || options->python || options->python_timeout_given))
+		return usage_error("--families takes only --json");
+	if (options->scan && (options->what_if || options->nvinterpose_path || options->max_depth || options->all))
+		return usage_error("--scan takes only --json, --python, --python-timeout, --cache and --max-objects");
+	if (options->python && !options->scan)
+		return usage_error("--python goes with --scan");
+	if (options->python_timeout_given && !options->scan)
+		return usage_error("--python-timeout goes with --scan");
+	if (!options->families && !options->scan && optind >= argc)
+		return usage_error("no FILE to inspect");
+	return -1;
+}
+
 /* Parses the command line; -1 to go on, else the exit status. */
 static int parse_options(int argc, char **argv, struct options *options)
 {
@@ -168,7 +193,7 @@ static int parse_options(int argc, char **argv, struct options *options)
 		{ "help", no_argument, NULL, 'h' },            { "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool policy_given = false, help = false, version = false, python_timeout_given = false;
+	bool policy_given = false, help = false, version = false;
 	options->cache_path = DEFAULT_CACHE;
 	options->max_objects = DEFAULT_MAX_OBJECTS;
 	options->python_timeout_s = PYTHON_PATHS_TIMEOUT_S;
@@ -216,7 +241,7 @@ static int parse_options(int argc, char **argv, struct options *options)
 		case OPT_PYTHON_TIMEOUT:
 			if (!parse_count(optarg, &options->python_timeout_s) || options->python_timeout_s > 86400)
 				return usage_error("--python-timeout '%s': not a number of seconds (1 to 86400)", optarg);
-			python_timeout_given = true;
+			options->python_timeout_given = true;
 			break;
 		case OPT_MAX_DEPTH:
 			if (!parse_count(optarg, &options->max_depth))
@@ -246,26 +271,9 @@ static int parse_options(int argc, char **argv, struct options *options)
 		printf("nvinterpose-inspect %s\n", NVI_VERSION);
 		return EXIT_SUCCESS;
 	}
-	if (options->families && options->scan)
-		return usage_error("--families and --scan go alone");
-	if ((options->families || options->scan) && optind < argc)
-		return usage_error("unexpected argument '%s': --%s takes no FILE", argv[optind], options->scan ? "scan" : "families");
-	if ((options->families || options->scan) && options->format == FORMAT_DOT)
-		return usage_error("--%s writes text or --json, not --dot", options->scan ? "scan" : "families");
-	if (options->families && (options->what_if || options->nvinterpose_path || options->cache_given || options->max_depth ||
-				  options->all || options->python || python_timeout_given))
-		return usage_error("--families takes only --json");
-	if (options->scan && (options->what_if || options->nvinterpose_path || options->max_depth || options->all))
-		return usage_error("--scan takes only --json, --python, --python-timeout, --cache and --max-objects");
-	if (options->python && !options->scan)
-		return usage_error("--python goes with --scan");
-	if (python_timeout_given && !options->scan)
-		return usage_error("--python-timeout goes with --scan");
 	if (options->what_if && !policy_given)
 		options->policy = POLICY_FALLBACK;
-	if (!options->families && !options->scan && optind >= argc)
-		return usage_error("no FILE to inspect");
-	return -1;
+	return check_combination(options, argc, argv);
 }
 
 static bool use_color(void)
@@ -413,27 +421,16 @@ int main(int argc, char **argv)
 	family_files_init(&family_files, cache_read ? &cache : NULL);
 
 	size_t run_objects_left = options.max_objects * RUN_BOUND_FACTOR;
-	struct resolver resolver = {
-		.host = &host,
-		.probe = &probe,
-		.cache = cache_read ? &cache : NULL,
-		.cache_path = cache_read ? options.cache_path : NULL,
-		.family_files = &family_files,
-		.max_objects = options.max_objects,
-		.run_max_objects = run_objects_left,
-		.run_objects_left = &run_objects_left,
-	};
+	struct resolver resolver = { .host = &host, .probe = &probe, .cache = cache_read ? &cache : NULL,
+				    .cache_path = cache_read ? options.cache_path : NULL, .family_files = &family_files,
+				    .max_objects = options.max_objects, .run_max_objects = run_objects_left,
+				    .run_objects_left = &run_objects_left };
 	context.cache_path = resolver.cache_path;
 	context.cache_problem = cache_problem[0] ? cache_problem : NULL;
 	if (options.scan) {
-		struct scan_request request = {
-			.resolver = &resolver,
-			.python = options.python,
-			.python_timeout_s = (unsigned)options.python_timeout_s,
-			.json = options.format == FORMAT_JSON,
-			.color = context.color,
-			.cache_problem = context.cache_problem,
-		};
+		struct scan_request request = { .resolver = &resolver, .python = options.python,
+						.python_timeout_s = (unsigned)options.python_timeout_s, .json = options.format == FORMAT_JSON,
+						.color = context.color, .cache_problem = context.cache_problem };
 		status = scan_run(&request, stdout);
 	} else if (options.what_if &&
 		   set_up_what_if(&options, &what_if, &probe, &host, &process, &context.nvinterpose_path, message, sizeof(message)) != 0) {

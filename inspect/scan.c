@@ -10,6 +10,7 @@
 #include "log.h"
 #include "mixed_origin.h"
 #include "nvinterpose.h"
+#include "platform.h"
 #include "python_paths.h"
 #include "render.h"
 
@@ -309,35 +310,22 @@ static bool skipped_folder(const char *name)
 static void scan_folder(struct scan *scan, const char *folder, int depth, enum place_kind kind, const char *site_packages,
 			struct place *place)
 {
-	DIR *dir = opendir(folder);
-	if (!dir)
-		return;
-	char **subfolders = NULL;
-	size_t subfolder_count = 0;
-	for (struct dirent *entry; (entry = readdir(dir));) {
-		char path[PATH_MAX];
-		if (snprintf(path, sizeof(path), "%s/%s", strcmp(folder, "/") ? folder : "", entry->d_name) >= (int)sizeof(path))
-			continue;
-		if (libnames_match_linux(entry->d_name, NULL) >= 0) {
-			add_copy(scan, path, kind, site_packages, place);
-			continue;
+	char **names = NULL;
+	int n = platform_list_folder(folder, &names);
+	/* In byte order, whatever the locale: the folder's own copies, then its subfolders'. */
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < n; i++) {
+			char path[PATH_MAX];
+			bool nvidia = libnames_match_linux(names[i], NULL) >= 0;
+			struct stat st;
+			if (snprintf(path, sizeof(path), "%s/%s", strcmp(folder, "/") ? folder : "", names[i]) >= (int)sizeof(path))
+				continue;
+			if (pass == 0 && nvidia)
+				add_copy(scan, path, kind, site_packages, place);
+			else if (pass == 1 && !nvidia && depth > 0 && !skipped_folder(names[i]) && lstat(path, &st) == 0 && S_ISDIR(st.st_mode))
+				scan_folder(scan, path, depth - 1, kind, site_packages, place);
 		}
-		struct stat st;
-		bool is_folder = entry->d_type == DT_DIR || (entry->d_type == DT_UNKNOWN && lstat(path, &st) == 0 && S_ISDIR(st.st_mode));
-		if (depth > 0 && is_folder && !skipped_folder(entry->d_name)) {
-			char **grown = realloc(subfolders, (subfolder_count + 1) * sizeof(char *));
-			if (grown && (grown[subfolder_count] = strdup(path)))
-				subfolder_count++;
-			if (grown)
-				subfolders = grown;
-		}
-	}
-	closedir(dir);
-	for (size_t i = 0; i < subfolder_count; i++) {
-		scan_folder(scan, subfolders[i], depth - 1, kind, site_packages, place);
-		free(subfolders[i]);
-	}
-	free(subfolders);
+	platform_free_names(names, n);
 }
 
 static bool is_folder(const char *path)
@@ -378,18 +366,18 @@ static void scan_prefix(struct scan *scan, enum place_kind kind, const char *var
 	/* targets/<triple>/lib: the toolkit's own layout, which lib64 often links to. */
 	char targets[PATH_MAX];
 	snprintf(targets, sizeof(targets), "%s/targets", prefix);
-	DIR *dir = opendir(targets);
-	for (struct dirent *entry; dir && (entry = readdir(dir));) {
+	char **names = NULL;
+	int n = platform_list_folder(targets, &names);
+	for (int i = 0; i < n; i++) {
 		char folder[PATH_MAX];
-		if (entry->d_name[0] == '.' || snprintf(folder, sizeof(folder), "%s/%s/lib", targets, entry->d_name) >= (int)sizeof(folder))
+		if (names[i][0] == '.' || snprintf(folder, sizeof(folder), "%s/%s/lib", targets, names[i]) >= (int)sizeof(folder))
 			continue;
 		if (is_folder(folder)) {
 			scan_place(scan, kind, folder, 0);
 			any = true;
 		}
 	}
-	if (dir)
-		closedir(dir);
+	platform_free_names(names, n);
 	if (!any)
 		add_place(scan, kind, prefix, "no library folder (lib64, lib, targets/*/lib)");
 }

@@ -7,7 +7,6 @@
 #include "search.h"
 #include "string_map.h"
 
-#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <limits.h>
@@ -41,16 +40,15 @@ static void remember_origin(struct what_if *what_if, const char *folder)
 		what_if->origin_count++;
 }
 
-/* The family of the first NVIDIA library in folder: the runtime registers a folder for the family
-   of a library it saw loaded from there. */
+/* The family of the first NVIDIA library in folder (in byte order): the runtime registers a
+   folder for the family of a library it saw loaded from there. */
 static int family_in_folder(const char *folder)
 {
-	DIR *dir = opendir(folder);
-	int family = -1;
-	for (struct dirent *entry; dir && family < 0 && (entry = readdir(dir));)
-		family = libnames_match_linux(entry->d_name, NULL);
-	if (dir)
-		closedir(dir);
+	char **names = NULL;
+	int n = platform_list_folder(folder, &names), family = -1;
+	for (int i = 0; i < n && family < 0; i++)
+		family = libnames_match_linux(names[i], NULL);
+	platform_free_names(names, n);
 	return family;
 }
 
@@ -494,13 +492,14 @@ struct candidate {
 	enum search_step step;
 };
 
-/* The runtime uses a candidate only when it is a shared object this process can load. */
+/* The runtime uses a candidate only when it is a shared object this process can load and the
+   loader can map whole (src/linux/lookup.c, usable_candidate): a copy cut short is skipped. */
 static bool take_loadable(const char *path, enum search_step step, enum loader_step loader_step, void *arg)
 {
 	(void)loader_step;
 	struct candidate *candidate = arg;
 	const struct probed_file *file = file_probe_path(candidate->probe, path);
-	if (!file || file->result != PROBE_FOUND)
+	if (!file || file->result != PROBE_FOUND || !file->facts->whole)
 		return false;
 	candidate->path = strdup(path);
 	candidate->step = step;

@@ -28,12 +28,23 @@ struct folder_identity {
    (ENOENT, EACCES, ...) or is something else (ENOTDIR). */
 bool platform_folder_identity(const char *folder, struct folder_identity *identity);
 
+/* True when now is the folder remembered (its identity, settled when it was remembered) and it has
+   not changed since: what a fact about its entries may be remembered by. Never where the change
+   time is unknown. */
+static inline bool platform_folder_unchanged(const struct folder_identity *remembered, const struct folder_identity *now)
+{
+	return remembered->changed_ns && remembered->changed_ns == now->changed_ns && remembered->inode == now->inode &&
+	       remembered->device == now->device;
+}
+
 /* True when path names an existing file that is not a folder. */
 bool platform_is_file(const char *path);
 
-/* The names in folder, "." and ".." left out, sorted (the order the search visits wheel
-   siblings in, so that a run is repeatable). Returns how many there are, with the malloc'd array in
-   *names (free it with platform_free_names), or -1 with errno. */
+/* The names in folder, "." and ".." left out, sorted in byte order on Linux (strcmp, whatever the
+   process's locale; on Windows as Windows compares names): the order the search visits wheel
+   siblings in, the same in every run, for the runtime and the inspector alike. Returns how many
+   there are, with the malloc'd array in *names (NULL when none; free it with platform_free_names),
+   or -1 with errno. */
 int platform_list_folder(const char *folder, char ***names);
 void platform_free_names(char **names, int count);
 

@@ -332,6 +332,27 @@ START_TEST(test_over_long_path_entry_is_dropped_with_a_message)
 }
 END_TEST
 
+/* 128 KB of ':' (131,072 empty entries): eight lines name refused entries, one counts the rest,
+   not a line each in every process. */
+START_TEST(test_refused_path_entries_print_a_bounded_number_of_lines)
+{
+	char **folders = make_folders(1);
+	size_t n = 128 * 1024;
+	char *value = malloc(n + 1);
+	memset(value, ':', n);
+	value[n] = '\0';
+	const char *env[] = { test_format("NVINTERPOSE_PATH=%s%s", folders[0], value), NULL };
+	struct config config;
+	char *output = read_config(&config, env, false);
+	ck_assert_uint_eq(config.path_count, 1);
+	ck_assert_str_eq(config_path(&config, 0), folders[0]);
+	ck_assert_uint_eq(test_count(output, "\n"), 9);
+	ck_assert_uint_eq(test_count(output, "empty entry ignored"), 8);
+	ck_assert_msg(test_contains(output, test_format("NVINTERPOSE_PATH: %zu more entries ignored\n", n - 8)), "%s", output);
+	free(value);
+}
+END_TEST
+
 START_TEST(test_more_than_32_path_entries_keeps_the_first_32)
 {
 	const size_t n = CONFIG_PATH_MAX_ENTRIES + 3;
@@ -443,6 +464,7 @@ int main(void)
 	tcase_add_test(tc, test_trailing_separator_is_an_empty_entry);
 	tcase_add_test(tc, test_over_long_path_entry_is_dropped_with_a_message);
 	tcase_add_test(tc, test_more_than_32_path_entries_keeps_the_first_32);
+	tcase_add_test(tc, test_refused_path_entries_print_a_bounded_number_of_lines);
 	tcase_add_test(tc, test_secure_process_ignores_every_setting_silently);
 	tcase_add_test(tc, test_patch_switch_is_on_by_default_and_0_turns_it_off);
 	tcase_add_test(tc, test_windows_switches_are_on_by_default_and_0_or_1);

@@ -798,6 +798,42 @@ START_TEST(test_what_if_the_runtime_supplies_the_wheel_sibling)
 }
 END_TEST
 
+/* The sibling's nvJitLink cut short inside its last load segment (an interrupted install): every
+   header still reads, but the runtime skips a copy the loader would map past its end, so the
+   what-if supplies nothing under fallback, and under coherent keeps the loader's good copy. */
+START_TEST(test_what_if_skips_a_copy_cut_short_as_the_runtime_does)
+{
+	for (int system = 0; system < 2; system++) {
+		struct wheel w = make_wheel(system);
+		test_build_library("value.c", w.nvjitlink, "libnvJitLink.so.77", "-DVALUE_SYMBOL=nvjitlink_value " STANDIN_PADDING);
+		standin_cut_library(w.nvjitlink, STANDIN_CUT_DATA);
+		const char *env[] = { "LD_PRELOAD=", test_format("LD_LIBRARY_PATH=%s", system ? test_format("%s/system", w.root) : ""),
+				      "NVINTERPOSE_PATH=", NULL };
+		struct test_run run = inspect(env, "--policy %s --origin '%s' '%s'", system ? "coherent" : "fallback", w.cusparse_folder,
+					      w.cusparse);
+		ck_assert_msg(test_contains(run.output, "the runtime would change nothing here") && !test_contains(run.output, w.nvjitlink),
+			      "%s: %d: %s", system ? "coherent" : "fallback", run.status, run.output);
+		ck_assert_msg(run.status == (system ? 0 : 1), "%d: %s", run.status, run.output);
+	}
+}
+END_TEST
+
+/* NVRTC's builtins in two wheel siblings: the what-if names Zeta's, the first in byte order, as
+   the runtime takes it whatever the locale (tests/test_preload.c). */
+START_TEST(test_what_if_takes_wheel_siblings_in_byte_order)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(0);
+	char *nvidia = test_format("%s/site-packages/nvidia", wheel.root);
+	char *zeta = test_format("%s/libnvrtc-builtins.so.77.1", test_mkdirs(test_format("%s/Zeta/lib", nvidia)));
+	standin_builtins(zeta, 1, NULL);
+	standin_builtins(test_format("%s/libnvrtc-builtins.so.77.1", test_mkdirs(test_format("%s/alpha/lib", nvidia))), 2, NULL);
+	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", "NVINTERPOSE_PATH=", NULL };
+	struct test_run run = inspect(env, "--policy fallback --origin '%s' '%s'", wheel.lib, wheel.nvrtc);
+	ck_assert_msg(test_contains(run.output, test_format("libnvrtc-builtins.so.77.1 => %s [wheel_sibling]", zeta)), "%d: %s", run.status,
+		      run.output);
+}
+END_TEST
+
 START_TEST(test_mixed_origins_get_a_warning_and_coherent_fixes_them)
 {
 	struct wheel w = make_wheel(true);
@@ -1796,6 +1832,8 @@ int main(void)
 	tcase_add_test(tc, test_hostile_files_on_the_search_path_never_block);
 	tcase_add_test(tc, test_hostile_cache_files_are_read_or_refused);
 	tcase_add_test(tc, test_what_if_the_runtime_supplies_the_wheel_sibling);
+	tcase_add_test(tc, test_what_if_skips_a_copy_cut_short_as_the_runtime_does);
+	tcase_add_test(tc, test_what_if_takes_wheel_siblings_in_byte_order);
 	tcase_add_test(tc, test_mixed_origins_get_a_warning_and_coherent_fixes_them);
 	tcase_add_test(tc, test_what_if_reads_the_origins_of_a_running_process);
 	tcase_add_test(tc, test_what_if_takes_a_processs_origins_in_the_order_it_loaded_them);

@@ -7,6 +7,7 @@
 #include <linux/magic.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -84,35 +85,44 @@ bool platform_is_file(const char *path)
 	return stat(path, &st) == 0 && !S_ISDIR(st.st_mode);
 }
 
-static int skip_dot_entries(const struct dirent *entry)
-{
-	const char *name = entry->d_name;
-	return !(name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0')));
-}
+static bool is_dot_entry(const char *name) { return name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0')); }
+
+/* Byte order, as strcmp: never the locale's collation (alphasort's strcoll), which a program that
+   calls setlocale(LC_ALL, "") would change under the runtime, and the inspector would not share. */
+static int compare_names(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
 
 int platform_list_folder(const char *folder, char ***names)
 {
-	struct dirent **entries = NULL;
-	int n = scandir(folder, &entries, skip_dot_entries, alphasort);
+	DIR *dir = opendir(folder);
 	*names = NULL;
-	if (n < 0)
+	if (!dir)
 		return -1;
-	/* A struct dirent starts with its fixed fields; the names are handed over as strings of their own. */
-	char **list = malloc(sizeof(*list) * (size_t)(n ? n : 1));
-	int count = 0;
-	for (int i = 0; i < n; i++) {
-		char *name = list ? strdup(entries[i]->d_name) : NULL;
-		if (name)
-			list[count++] = name;
-		free(entries[i]);
+	char **list = NULL;
+	size_t count = 0, capacity = 0;
+	bool failed = false;
+	for (struct dirent *entry; !failed && (entry = readdir(dir));) {
+		if (is_dot_entry(entry->d_name))
+			continue;
+		if (count == capacity) {
+			char **grown = count < INT_MAX / 2 ? realloc(list, (capacity ? 2 * capacity : 16) * sizeof(*list)) : NULL;
+			if (!(failed = !grown)) {
+				list = grown;
+				capacity = capacity ? 2 * capacity : 16;
+			}
+		}
+		if (!failed && !(failed = !(list[count] = strdup(entry->d_name))))
+			count++;
 	}
-	free(entries);
-	if (!list) {
+	closedir(dir);
+	if (failed) {
+		platform_free_names(list, (int)count);
 		errno = ENOMEM;
 		return -1;
 	}
+	if (count)
+		qsort(list, count, sizeof(*list), compare_names);
 	*names = list;
-	return count;
+	return (int)count;
 }
 
 void platform_free_names(char **names, int count)

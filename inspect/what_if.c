@@ -343,7 +343,7 @@ static void visit_mapped(const char *mapped_path, void *arg)
 }
 
 
-/* The state letter of the text of /proc/PID/status (its State: line: R, S, D, Z, X, ...), or 0. */
+/* The state letter (R, S, D, Z, X, ...) of the State line of the text of /proc/PID/status, or 0. */
 static char process_state(const char *status)
 {
 	for (const char *line = status; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)

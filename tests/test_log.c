@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <grp.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -979,6 +980,29 @@ START_TEST(test_events_from_four_threads_give_whole_lines)
 }
 END_TEST
 
+/* A writer stopped while it holds the log's lock (SIGSTOP) leaves the others writing without it,
+   each after its wait: their lines must stay whole and none may start with a stray line break. */
+START_TEST(test_events_written_while_the_lock_is_held_elsewhere_stay_whole)
+{
+	char *path = event_log_path();
+	ck_assert(log_open_event_file(path));
+	memset(long_path, 'p', sizeof(long_path) - 1);
+	int held = open(path, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(held, 0);
+	ck_assert_int_eq(flock(held, LOCK_EX), 0);
+	pthread_t threads[THREADS];
+	for (size_t t = 0; t < THREADS; t++)
+		ck_assert_int_eq(pthread_create(&threads[t], NULL, log_events, (void *)t), 0);
+	for (size_t t = 0; t < THREADS; t++)
+		pthread_join(threads[t], NULL);
+	close(held);
+	char **lines;
+	ck_assert_uint_eq(test_event_lines(path, &lines), THREADS * EVENTS_PER_THREAD); /* each one checked */
+	char *text = test_read_file(path);
+	ck_assert_msg(!test_contains(text, "\n\n") && text[0] != '\n', "an empty line in the event log");
+}
+END_TEST
+
 START_TEST(test_unopenable_event_log_is_refused_with_a_message_naming_it)
 {
 	struct test_capture capture = test_capture_stderr();
@@ -1153,6 +1177,7 @@ int main(void)
 	tcase_add_test(tc, test_event_without_event_log_prints_nothing_at_error_level);
 	tcase_add_test(tc, test_debug_line_has_no_empty_parts);
 	tcase_add_test(tc, test_events_from_four_threads_give_whole_lines);
+	tcase_add_test(tc, test_events_written_while_the_lock_is_held_elsewhere_stay_whole);
 	tcase_add_test(tc, test_unopenable_event_log_is_refused_with_a_message_naming_it);
 	tcase_add_test(tc, test_messages_obey_the_level);
 	tcase_add_test(tc, test_long_message_is_cut_to_one_line);

@@ -360,12 +360,14 @@ static int append_to(int fd, const char *line, size_t length)
 {
 	struct stat st;
 	char last = '\n';
-	lock_log(fd);
+	bool locked = lock_log(fd);
 	if (sys(SYS_fstat, fd, (long)&st, 0, 0) != 0)
 		return -errno;
 	/* An earlier writer's short write (ENOSPC, a file size limit) left a line without its end: the
-	   new line starts on a line of its own. */
-	if (st.st_size > 0 && sys(SYS_pread64, fd, (long)&last, 1, st.st_size - 1) != 1)
+	   new line starts on a line of its own. Only under the lock: without it the size read may be
+	   that of another writer's line half copied in (the kernel grows the file a page at a time),
+	   and its last byte no line end. The append itself stays whole either way (O_APPEND). */
+	if (locked && st.st_size > 0 && sys(SYS_pread64, fd, (long)&last, 1, st.st_size - 1) != 1)
 		last = '\n';
 	struct iovec parts[2] = { { (void *)"\n", 1 }, { (void *)line, length } };
 	int first = last == '\n';

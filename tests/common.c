@@ -785,7 +785,7 @@ static void add_documents(struct test_document *documents, size_t *count, size_t
 	ck_assert_msg(dir, "%s/%s: %s", root, folder, strerror(errno));
 	for (struct dirent *entry; (entry = readdir(dir));) {
 		size_t length = strlen(entry->d_name);
-		if (length <= strlen(suffix) || strcmp(entry->d_name + length - strlen(suffix), suffix) != 0)
+		if (length < strlen(suffix) || strcmp(entry->d_name + length - strlen(suffix), suffix) != 0)
 			continue;
 		ck_assert_msg(*count < capacity, "more than %zu documents", capacity);
 		char *path = strcmp(folder, ".") == 0 ? test_format("%s", entry->d_name) : test_format("%s/%s", folder, entry->d_name);

@@ -1,8 +1,9 @@
 /* The documents against the code's tables: every table of settings and of events that a document
    shows (docs/, HACKING.md, the manual pages' sources) lists what the code's one table lists, in
    its order (config_setting in src/config.c; log_event_kind and log_event_field in src/log.c); the
-   reference, nvinterpose(7), and the event log's page show them; and every link between the
-   documents leads to a file of the tree and, with an anchor, to a heading of that file. */
+   reference, nvinterpose(7), and the event log's page show them; every link between the documents
+   leads to a file of the tree and, with an anchor, to a heading of that file; and the runtime's
+   readers of dynamic sections are described as their code reads (never as mapping a file). */
 #define _GNU_SOURCE
 #include "common.h"
 
@@ -12,6 +13,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 /* A table of one document: its rows' names (a setting, an event kind) and, for events, each row's
@@ -207,8 +209,10 @@ START_TEST(test_every_link_between_the_documents_leads_somewhere)
 	size_t count = test_documents(&documents), links = 0;
 	char *root = realpath(test_setting("NVI_SOURCE_ROOT"), NULL);
 	ck_assert_ptr_nonnull(root);
+	bool hacking = false;
 	for (size_t i = 0; i < count; i++) {
 		const struct test_document *document = &documents[i];
+		hacking |= strcmp(document->path, "HACKING.md") == 0;
 		const char *slash = strrchr(document->path, '/');
 		char *folder = slash ? test_format("%.*s/", (int)(slash - document->path), document->path) : test_format("%s", "");
 		for (const char *at = strstr(document->text, "]("); at; at = strstr(at + 1, "](")) {
@@ -237,7 +241,75 @@ START_TEST(test_every_link_between_the_documents_leads_somewhere)
 		}
 	}
 	printf("%zu links between the documents lead somewhere\n", links);
+	ck_assert_msg(hacking, "HACKING.md is not among the documents");
 	ck_assert_uint_gt(links, 0);
+}
+END_TEST
+
+/* A word of text, whole and in any case. */
+static bool has_word(const char *text, size_t length, const char *word)
+{
+	size_t n = strlen(word);
+	for (size_t i = 0; i + n <= length; i++)
+		if (strncasecmp(text + i, word, n) == 0 && (i == 0 || !isalpha((unsigned char)text[i - 1])) &&
+		    (i + n == length || !isalpha((unsigned char)text[i + n])))
+			return true;
+	return false;
+}
+
+/* The part of a paragraph that says the file is mapped, or NULL: a stretch between ';', '(' and
+   ')' that says "maps", "mapped" or "mapping", but not "never mapped" and the like. */
+static char *says_mapped(const char *paragraph)
+{
+	static const char *const denials[] = { "never mapp", "not mapp", "no mapp", "maps none", "maps nothing" };
+	for (const char *part = paragraph; *part;) {
+		size_t length = strcspn(part, ";()");
+		char *text = test_format("%.*s", (int)length, part);
+		bool denied = false;
+		for (size_t i = 0; i < sizeof(denials) / sizeof(denials[0]); i++)
+			denied |= strcasestr(text, denials[i]) != NULL;
+		if (!denied && (has_word(text, length, "maps") || has_word(text, length, "mapped") || has_word(text, length, "mapping")))
+			return text;
+		part += length + (part[length] != '\0');
+	}
+	return NULL;
+}
+
+/* The runtime reads a file with pread, a piece at a time, never mapping it, so that a file cut
+   short while it is read is an error, not a SIGBUS. A paragraph of the documents that names one of
+   its readers must not say it maps the file (a paragraph ends before a blank line, a list item or
+   a table row). */
+START_TEST(test_the_readers_of_dynamic_sections_are_described_as_they_read)
+{
+	static const char *const readers[] = { "src/linux/dynamic_file.c", "src/linux/dynamic.c" };
+	const struct test_document *documents;
+	size_t count = test_documents(&documents), named = 0;
+	for (size_t r = 0; r < sizeof(readers) / sizeof(readers[0]); r++) {
+		char *code = test_read_file(test_format("%s/%s", test_setting("NVI_SOURCE_ROOT"), readers[r]));
+		ck_assert_msg(code, "%s: cannot be read", readers[r]);
+		if (strstr(code, "mmap(") || strstr(code, "mmap (")) {
+			printf("%s maps files: the documents' account of it is not checked\n", readers[r]);
+			continue;
+		}
+		const char *name = strrchr(readers[r], '/') + 1;
+		for (size_t i = 0; i < count; i++) {
+			const char *text = documents[i].text;
+			for (const char *start = text, *line = text; *start; start = line) {
+				line = strchr(line, '\n');
+				while (line && line[1] && line[1] != '\n' && strncmp(line + 1, "- ", 2) != 0 && line[1] != '|')
+					line = strchr(line + 1, '\n');
+				line = line ? line + 1 : start + strlen(start);
+				char *paragraph = test_format("%.*s", (int)(line - start), start);
+				const char *at = strstr(paragraph, name);
+				if (!at || (at > paragraph && (isalnum((unsigned char)at[-1]) || at[-1] == '_')))
+					continue;
+				named++;
+				char *said = says_mapped(paragraph);
+				ck_assert_msg(!said, "%s says %s maps the file, which it never does: %s", documents[i].path, readers[r], said);
+			}
+		}
+	}
+	printf("%zu paragraphs name a reader of dynamic sections, none says it maps the file\n", named);
 }
 END_TEST
 
@@ -247,6 +319,7 @@ int main(void)
 	TCase *tc = tcase_create("documents");
 	tcase_add_test(tc, test_every_table_of_settings_and_events_is_the_codes);
 	tcase_add_test(tc, test_every_link_between_the_documents_leads_somewhere);
+	tcase_add_test(tc, test_the_readers_of_dynamic_sections_are_described_as_they_read);
 	suite_add_tcase(suite, tc);
 	return test_main(suite);
 }

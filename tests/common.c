@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "common.h"
+#include "environment.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -71,10 +72,16 @@ static void remove_tmpdirs(void)
 	tmpdir_count = 0;
 }
 
-char *test_tmpdir(void)
+/* The test's TMPDIR (clean_env makes a fresh one for each test), or /tmp. */
+static const char *temporary_base(void)
 {
 	const char *base = getenv("TMPDIR");
-	char *dir = test_format("%s/nvinterpose-test-XXXXXX", base && base[0] ? base : "/tmp");
+	return base && base[0] == '/' ? base : "/tmp";
+}
+
+char *test_tmpdir(void)
+{
+	char *dir = test_format("%s/nvinterpose-test-XXXXXX", temporary_base());
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	if (tmpdir_count == 0)
 		atexit(remove_tmpdirs);
@@ -206,10 +213,13 @@ bool test_glibc_at_least(int major, int minor)
 struct test_run test_run(const char *const *argv, const char *const *env, int timeout)
 {
 	struct test_run result = { .status = -1, .output = NULL };
-	char path[] = "/tmp/nvinterpose-output-XXXXXX";
+	char *path = test_format("%s/nvinterpose-output-XXXXXX", temporary_base());
 	int fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
+	ck_assert_msg(fd >= 0, "mkstemp %s: %s", path, strerror(errno));
 	unlink(path);
+	free(path);
+	char **child_env = test_environment_build(environ, TEST_ENVIRONMENT_CHILD, env);
+	ck_assert_ptr_nonnull(child_env);
 	pid_t pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
@@ -217,18 +227,11 @@ struct test_run test_run(const char *const *argv, const char *const *env, int ti
 		dup2(fd, STDERR_FILENO);
 		int devnull = open("/dev/null", O_RDONLY);
 		dup2(devnull, STDIN_FILENO);
-		for (size_t i = 0; env && env[i]; i++) {
-			const char *eq = strchr(env[i], '=');
-			char *name = strndup(env[i], (size_t)(eq - env[i]));
-			if (eq[1])
-				setenv(name, eq + 1, 1);
-			else
-				unsetenv(name);
-		}
-		execvp(argv[0], (char *const *)argv);
+		execvpe(argv[0], (char *const *)argv, child_env);
 		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
 	}
+	free(child_env);
 	int status = 0;
 	struct timespec start, now;
 	clock_gettime(CLOCK_MONOTONIC, &start);
@@ -255,6 +258,15 @@ struct test_run test_probe(const char *const *env, const char *args)
 	char *command = test_format("exec '%s' %s", test_setting("NVI_PROBE"), args);
 	const char *argv[] = { "/bin/sh", "-c", command, NULL };
 	struct test_run run = test_run(argv, env, 120);
+	free(command);
+	return run;
+}
+
+struct test_run test_probe_without_cache(const char *const *env, const char *args)
+{
+	char *command = test_format("exec '%s' --inhibit-cache '%s' %s", test_interpreter(), test_setting("NVI_PROBE"), args);
+	const char *argv[] = { "/bin/sh", "-c", command, NULL };
+	struct test_run run = test_run(argv, env, 300);
 	free(command);
 	return run;
 }

@@ -16,7 +16,7 @@ const char *test_setting(const char *name);
    so on stdout: a suite adds the tests that run it only when it is. Usable outside a test. */
 char *test_shared_check(const char *name);
 
-/* A fresh folder under $TMPDIR, removed by test_cleanup(). */
+/* A fresh folder under $TMPDIR, removed when the test program exits. */
 char *test_tmpdir(void);
 /* mkdir -p; returns its argument. */
 const char *test_mkdirs(const char *path);
@@ -52,8 +52,9 @@ struct test_run {
 	char *output; /* stdout and stderr together */
 };
 
-/* Runs argv (NULL-terminated) with the current environment plus the NAME=VALUE strings in env
-   (NULL-terminated; "NAME=" unsets); waits at most timeout seconds (then kills: status 137). */
+/* Runs argv (NULL-terminated) in an environment built from nothing (tests/environment.h: PATH,
+   HOME, TMPDIR, the sanitizers' settings) and the NAME=VALUE strings in env (NULL-terminated;
+   "NAME=" leaves NAME out); waits at most timeout seconds (then kills: status 137). */
 struct test_run test_run(const char *const *argv, const char *const *env, int timeout);
 
 /* The dynamic loader named in this test program's PT_INTERP (the build's loader, on any machine). */
@@ -61,6 +62,10 @@ const char *test_interpreter(void);
 
 /* Runs the probe program (tests/probe.c) with args, under env; output as test_run. */
 struct test_run test_probe(const char *const *env, const char *args);
+
+/* The same, the probe started through the loader with its cache off (ld.so --inhibit-cache): what
+   only ld.so.cache names (a toolkit folder in ld.so.conf) is not found. */
+struct test_run test_probe_without_cache(const char *const *env, const char *args);
 
 /* What the loader makes of one search-list element (its tokens expanded), asked of the loader. */
 char *test_loader_expansion(const char *element);

@@ -39,18 +39,10 @@ static struct nvrtc_wheel nvrtc_wheel_in(const char *package)
 
 static struct nvrtc_wheel nvrtc_wheel(void) { return nvrtc_wheel_in("cu13"); }
 
-/* The probe started through the loader with the cache off, so the toolkit's folder is not found. */
-static struct test_run probe_without_cache(const char *const *env, const char *args)
-{
-	char *command = test_format("exec '%s' --inhibit-cache '%s' %s", test_interpreter(), test_setting("NVI_PROBE"), args);
-	const char *argv[] = { "/bin/sh", "-c", command, NULL };
-	return test_run(argv, env, 300);
-}
-
 START_TEST(test_real_nvrtc_compile_fails_without_the_runtime)
 {
 	struct nvrtc_wheel wheel = nvrtc_wheel();
-	struct test_run run = probe_without_cache(no_env, test_format("nvrtc %s", wheel.nvrtc));
+	struct test_run run = test_probe_without_cache(no_env, test_format("nvrtc %s", wheel.nvrtc));
 	ck_assert_msg(test_contains(run.output, "nvrtc compile: failed: nvrtc: error: failed to open libnvrtc-builtins.so.13.0."), "%s", run.output);
 }
 END_TEST
@@ -59,7 +51,7 @@ START_TEST(test_real_nvrtc_compiles_with_the_runtime_preloaded)
 {
 	struct nvrtc_wheel wheel = nvrtc_wheel();
 	const char *env[] = { test_format("LD_PRELOAD=%s", test_setting("NVI_RUNTIME")), NULL };
-	struct test_run run = probe_without_cache(env, test_format("nvrtc %s maps builtins", wheel.nvrtc));
+	struct test_run run = test_probe_without_cache(env, test_format("nvrtc %s maps builtins", wheel.nvrtc));
 	ck_assert_msg(test_contains(run.output, "nvrtc compile: ok"), "%s", run.output);
 	ck_assert_msg(test_count(run.output, "maps: ") == 1, "exactly one builtins: %s", run.output);
 	ck_assert_msg(test_contains(run.output, test_format("maps: %s\n", wheel.builtins)), "%s", run.output);
@@ -81,7 +73,7 @@ END_TEST
 START_TEST(test_real_nvrtc_compiles_with_the_runtime_attached_late)
 {
 	struct nvrtc_wheel wheel = nvrtc_wheel();
-	struct test_run run = probe_without_cache(no_env, test_format("open %s late %s nvrtc %s maps builtins", wheel.nvrtc,
+	struct test_run run = test_probe_without_cache(no_env, test_format("open %s late %s nvrtc %s maps builtins", wheel.nvrtc,
 								    test_setting("NVI_RUNTIME"), wheel.nvrtc));
 	ck_assert_msg(test_contains(run.output, "late: attached"), "%s", run.output);
 	ck_assert_msg(test_contains(run.output, "nvrtc compile: ok"), "%s", run.output);
@@ -97,10 +89,10 @@ START_TEST(test_real_nvrtc_compiles_with_the_runtime_attached_before_it_and_no_r
 	struct nvrtc_wheel wheel = nvrtc_wheel_in("cu13");
 	char *args = test_format("late %s nvrtc %s maps builtins", test_setting("NVI_RUNTIME"), wheel.nvrtc);
 	const char *off[] = { "NVINTERPOSE_PATCH=0", NULL };
-	struct test_run unpatched = probe_without_cache(off, args);
+	struct test_run unpatched = test_probe_without_cache(off, args);
 	ck_assert_msg(test_contains(unpatched.output, "nvrtc compile: failed: nvrtc: error: failed to open libnvrtc-builtins.so.13.0."), "%s",
 		      unpatched.output);
-	struct test_run run = probe_without_cache(no_env, args);
+	struct test_run run = test_probe_without_cache(no_env, args);
 	ck_assert_msg(test_contains(run.output, "late: attached"), "%s", run.output);
 	ck_assert_msg(test_contains(run.output, "nvrtc compile: ok"), "%s", run.output);
 	ck_assert_msg(test_count(run.output, "maps: ") == 1, "exactly one builtins: %s", run.output);
@@ -127,10 +119,10 @@ START_TEST(test_real_cusparse_needs_the_sibling_wheels_nvjitlink)
 {
 	char *nvjitlink;
 	char *cusparse = cusparse_wheels(&nvjitlink);
-	struct test_run plain = probe_without_cache(no_env, test_format("open %s", cusparse));
+	struct test_run plain = test_probe_without_cache(no_env, test_format("open %s", cusparse));
 	ck_assert_msg(test_contains(plain.output, "error: libnvJitLink.so.13: cannot open shared object file"), "%s", plain.output);
 	const char *env[] = { test_format("LD_PRELOAD=%s", test_setting("NVI_RUNTIME")), NULL };
-	struct test_run run = probe_without_cache(env, test_format("open %s maps libnvJitLink", cusparse));
+	struct test_run run = test_probe_without_cache(env, test_format("open %s maps libnvJitLink", cusparse));
 	ck_assert_msg(test_contains(run.output, test_format("open %s: %s\n", cusparse, cusparse)), "%s", run.output);
 	ck_assert_msg(test_count(run.output, "maps: ") == 1, "one nvJitLink: %s", run.output);
 	ck_assert_msg(test_contains(run.output, test_format("maps: %s\n", nvjitlink)), "%s", run.output);
@@ -141,7 +133,7 @@ START_TEST(test_real_cusparse_by_path_loads_with_the_runtime_attached_before_it)
 {
 	char *nvjitlink;
 	char *cusparse = cusparse_wheels(&nvjitlink);
-	struct test_run run = probe_without_cache(no_env, test_format("late %s open %s maps libnvJitLink", test_setting("NVI_RUNTIME"), cusparse));
+	struct test_run run = test_probe_without_cache(no_env, test_format("late %s open %s maps libnvJitLink", test_setting("NVI_RUNTIME"), cusparse));
 	ck_assert_msg(test_contains(run.output, test_format("open %s: %s\n", cusparse, cusparse)), "%s", run.output);
 	ck_assert_msg(test_count(run.output, "maps: ") == 1, "one nvJitLink: %s", run.output);
 	ck_assert_msg(test_contains(run.output, test_format("maps: %s\n", nvjitlink)), "%s", run.output);

@@ -211,17 +211,14 @@ START_TEST(test_print_env_sh_is_eval_safe_and_exported)
 	char *odd = test_format("%s/it's \"odd\" $HOME `x` \\ ;|&", root);
 	test_mkdirs(odd);
 	char *log = test_format("%s/events\nlog.jsonl", odd);
-	setenv("NVI_ODD", odd, 1);
-	setenv("NVI_LOG", log, 1);
+	const char *named[] = { test_format("NVI_ODD=%s", odd), test_format("NVI_LOG=%s", log), NULL };
 	char *command = test_format("eval \"$('%s' --print-env --path \"$NVI_ODD\" --log-file \"$NVI_LOG\" --policy coherent)\" && "
 				    "sh -c '[ \"$NVINTERPOSE_PATH\" = \"$NVI_ODD\" ] && [ \"$NVINTERPOSE_LOG_FILE\" = \"$NVI_LOG\" ] && "
 				    "echo \"exported: $NVINTERPOSE_POLICY $LD_PRELOAD\"'",
 				    test_setting("NVI_RUN"));
-	struct test_run run = shell(no_env, command);
+	struct test_run run = shell(named, command);
 	ck_assert_msg(run.status == 0 && test_contains(run.output, test_format("exported: coherent %s\n", test_setting("NVI_RUNTIME"))), "%s",
 		      run.output);
-	unsetenv("NVI_ODD");
-	unsetenv("NVI_LOG");
 
 	run = launcher(no_env, "--print-env --policy off");
 	ck_assert_str_eq(run.output, test_format("export LD_PRELOAD='%s'\nexport NVINTERPOSE_POLICY='off'\n", test_setting("NVI_RUNTIME")));

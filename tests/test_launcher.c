@@ -301,6 +301,24 @@ START_TEST(test_print_env_checks_inherited_settings)
 }
 END_TEST
 
+/* In a shell whose LD_PRELOAD holds the runtime and a copy of it from elsewhere, with logging at
+   info (a daily user's): the runtime in the launcher's own processes says so on stderr, and the
+   launcher's standard output stays the settings alone (eval-safe), the command's its own. The
+   settings are given to the launcher alone, not to the shell that starts it. */
+START_TEST(test_standard_output_is_the_launchers_alone_with_logging_inherited)
+{
+	char *copy = test_format("%s/libnvinterpose.so.0", test_mkdirs(test_format("%s/other", test_tmpdir())));
+	test_copy_file(test_setting("NVI_RUNTIME"), copy);
+	char *launcher = test_format("LD_PRELOAD='%s %s' NVINTERPOSE_LOG=info '%s'", test_setting("NVI_RUNTIME"), copy, test_setting("NVI_RUN"));
+	struct test_run run = shell(no_env, test_format("%s --print-env", launcher));
+	ck_assert_msg(test_contains(run.output, "nvinterpose: info: "), "the runtime logs in the launcher's processes: %s", run.output);
+	run = shell(no_env, test_format("%s --print-env 2>/dev/null", launcher));
+	ck_assert_str_eq(run.output, test_format("export LD_PRELOAD='%s'\nexport NVINTERPOSE_LOG='info'\n", test_setting("NVI_RUNTIME")));
+	run = shell(no_env, test_format("%s -- sh -c 'echo \"preload: $LD_PRELOAD\"' 2>/dev/null", launcher));
+	ck_assert_str_eq(run.output, test_format("preload: %s\n", test_setting("NVI_RUNTIME")));
+}
+END_TEST
+
 /* As a shell would: 127 not found, 126 found and not runnable; with the launcher's own message. */
 START_TEST(test_command_that_cannot_be_run_gets_the_launchers_message)
 {
@@ -457,6 +475,7 @@ int main(void)
 	tcase_add_test(tc, test_print_env_github_lines);
 	tcase_add_test(tc, test_print_env_json_is_one_object);
 	tcase_add_test(tc, test_print_env_checks_inherited_settings);
+	tcase_add_test(tc, test_standard_output_is_the_launchers_alone_with_logging_inherited);
 	tcase_add_test(tc, test_command_that_cannot_be_run_gets_the_launchers_message);
 	tcase_add_test(tc, test_exit_status_is_the_commands);
 	tcase_add_test(tc, test_report_is_for_the_command_alone);

@@ -65,6 +65,10 @@ int main(int argc, char **argv)
 		;
 	nftw(folder, open_up, 16, FTW_PHYS);
 	nftw(folder, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	free(env);
+	free(folder);
+	free(tmpdir);
+	free(home);
 	if (pid < 0) {
 		fprintf(stderr, "clean-env: cannot start %s: %s\n", argv[1], strerror(errno));
 		return HARNESS_ERROR;

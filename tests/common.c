@@ -284,6 +284,12 @@ bool test_cpu_kind(int kind)
 	if (kind == 0)
 		return true;
 #if defined(__x86_64__)
+	const char *sanitize = getenv("NVI_SANITIZE");
+	if (sanitize && strstr(sanitize, "address")) {
+		printf("skipped: as the other kind of CPU: under AddressSanitizer, whose runtime must come first in a process (a program's "
+		       "children are sent through the emulator by a preloaded library)\n");
+		return false;
+	}
 	char *qemu = find_on_path("qemu-x86_64-static");
 	if (!qemu) {
 		printf("skipped: as the other kind of CPU: qemu-x86_64-static is not installed (Debian: qemu-user-static)\n");

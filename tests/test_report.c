@@ -55,15 +55,24 @@ START_TEST(test_bare_name_miss_is_a_warning_with_every_place_looked)
 }
 END_TEST
 
+/* ROOT/site-packages/nvidia/cusparse/lib/libcusparse.so.77, linked with flags against ROOT/name
+   (whose function is symbol), which is then removed: a DT_NEEDED nobody has. */
+static char *cusparse_needing_what_is_gone(const char *root, const char *name, const char *symbol, const char *flags)
+{
+	char *lib = test_format("%s/site-packages/nvidia/cusparse/lib", root);
+	test_mkdirs(lib);
+	char *gone = test_format("%s/%s", root, name), *cusparse = test_format("%s/libcusparse.so.77", lib);
+	test_build_library("value.c", gone, name, test_format("-DVALUE_SYMBOL=%s", symbol));
+	test_build_library("needer.c", cusparse, "libcusparse.so.77",
+			   test_format("-DNEEDER_SYMBOL=cusparse_value -DNEEDED_SYMBOL=%s '%s' %s", symbol, gone, flags));
+	unlink(gone);
+	return cusparse;
+}
+
 START_TEST(test_dt_needed_miss_names_the_library_that_needs_it)
 {
 	char *root = test_tmpdir(), *lib = test_format("%s/site-packages/nvidia/cusparse/lib", root);
-	test_mkdirs(lib);
-	char *gone = test_format("%s/libnvJitLink.so.77", root), *cusparse = test_format("%s/libcusparse.so.77", lib);
-	test_build_library("value.c", gone, "libnvJitLink.so.77", "-DVALUE_SYMBOL=nvjitlink_value -DVALUE=7");
-	test_build_library("needer.c", cusparse, "libcusparse.so.77",
-			   test_format("-DNEEDER_SYMBOL=cusparse_value -DNEEDED_SYMBOL=nvjitlink_value '%s' -Wl,--enable-new-dtags,-rpath,'$ORIGIN'", gone));
-	unlink(gone);
+	char *cusparse = cusparse_needing_what_is_gone(root, "libnvJitLink.so.77", "nvjitlink_value", "-Wl,--enable-new-dtags,-rpath,'$ORIGIN'");
 	char *log = test_format("%s/events.jsonl", root);
 	const char *env[] = { standin_preload(), "NVINTERPOSE_LOG=warn", log_setting(log), NULL };
 	struct test_run run = test_probe(env, test_format("open %s", cusparse));
@@ -171,13 +180,8 @@ END_TEST
    machine, whatever driver the machine has: a miss, at info. */
 START_TEST(test_driver_needed_by_a_library_that_reaches_none_is_a_miss_at_info)
 {
-	char *root = test_tmpdir(), *lib = test_format("%s/site-packages/nvidia/cusparse/lib", root);
-	test_mkdirs(lib);
-	char *gone = test_format("%s/libcuda.so.1", root), *cusparse = test_format("%s/libcusparse.so.77", lib);
-	test_build_library("value.c", gone, "libcuda.so.1", "-DVALUE_SYMBOL=driver_value");
-	test_build_library("needer.c", cusparse, "libcusparse.so.77",
-			   test_format("-DNEEDER_SYMBOL=cusparse_value -DNEEDED_SYMBOL=driver_value '%s' -Wl,-z,nodefaultlib", gone));
-	unlink(gone);
+	char *root = test_tmpdir();
+	char *cusparse = cusparse_needing_what_is_gone(root, "libcuda.so.1", "driver_value", "-Wl,-z,nodefaultlib");
 	char *log = test_format("%s/events.jsonl", root);
 	const char *env[] = { standin_preload(), "NVINTERPOSE_LOG=info", log_setting(log), NULL };
 	struct test_run run = test_probe_without_cache(env, test_format("open %s", cusparse));

@@ -1,8 +1,8 @@
-/* libFuzzer target: the runtime's own reader (src/linux/dynamic.c) against the libelf reader on
-   arbitrary files. The runtime's reader must never crash, hang or read out of bounds, and where the
-   libelf reader reads a file of this process's class and byte order it must give the same facts
-   (or say the file is past its bounds); where libelf refuses a file, so must it. A disagreement
-   aborts, so the fuzzer keeps the input. */
+/* libFuzzer target: the runtime's own reader (src/linux/dynamic_file.c) against the libelf reader
+   on arbitrary files. The runtime's reader must never crash, hang or read out of bounds, and where
+   the libelf reader reads a file of this process's class and byte order it must give the same
+   facts, whether the loader can map it whole among them (or say the file is past its bounds); where
+   libelf refuses a file, so must it. A disagreement aborts, so the fuzzer keeps the input. */
 #include "elf/elf_reader.h"
 #include "fuzz_file.h"
 #include "linux/dynamic.h"
@@ -33,7 +33,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (error != 0 && error != -E2BIG)
 			abort();
 		if (error == 0) {
-			if (ours.has_dynamic != oracle.has_dynamic || ours.nodeflib != oracle.nodeflib || !same(ours.interp, oracle.interp) ||
+			if (ours.has_dynamic != oracle.has_dynamic || ours.whole != oracle.whole || ours.nodeflib != oracle.nodeflib ||
+			    !same(ours.interp, oracle.interp) ||
 			    !same(ours.soname, oracle.soname) || !same(ours.rpath, oracle.rpath) || !same(ours.runpath, oracle.runpath) ||
 			    ours.needed_count != oracle.needed_count)
 				abort();

@@ -5,13 +5,13 @@
 #   fuzz/run.sh -l
 #
 #   TARGET      elf_reader (default): the libelf reader, inspect/elf/elf_reader.c
-#               dynamic: the runtime's reader (src/linux/dynamic.c) against the libelf reader
+#               dynamic: the runtime's reader of files (src/linux/dynamic_file.c) against the libelf reader
 #               config: the settings and NVINTERPOSE_PATH (src/config.c, config_read)
 #               libnames: the name matcher, Linux and Windows names (src/libnames.c)
 #               dst: $ORIGIN, $LIB, $PLATFORM expansion (src/loader/dst.c)
 #               machine: the loader's machine facts from its output (src/loader/machine.c)
 #               wheel_root: the wheel-root rule, Linux and Windows (search_wheel_root, src/search.c)
-#               log: the JSON escaper and the event writer (src/log.c)
+#               log: the JSON and terminal escapers and the event writer (src/log.c)
 #               ld_cache: the ld.so.cache reader (src/loader/ld_cache.c)
 #               loader_host: the inspector's reading of the loader's output (inspect/loader_host.c)
 #               proc: the inspector's parsers of /proc/PID/maps, environ, status (inspect/what_if.c)
@@ -58,7 +58,7 @@ loader="src/loader/dst.c src/loader/machine.c src/loader/search_order.c"
 sources_elf_reader="fuzz/fuzz_elf_reader.c fuzz/fuzz_file.c inspect/elf/elf_reader.c src/loader/dst.c"
 libs_elf_reader="-lelf"
 seeds_elf_reader=write_elf_seeds
-sources_dynamic="fuzz/fuzz_dynamic.c fuzz/fuzz_file.c src/linux/dynamic.c inspect/elf/elf_reader.c src/loader/dst.c"
+sources_dynamic="fuzz/fuzz_dynamic.c fuzz/fuzz_file.c src/linux/dynamic.c src/linux/dynamic_file.c inspect/elf/elf_reader.c src/loader/dst.c"
 libs_dynamic="-lelf"
 seeds_dynamic=write_elf_seeds
 sources_config="fuzz/fuzz_config.c $text $quiet src/config.c src/linux/platform.c"

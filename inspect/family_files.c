@@ -2,8 +2,8 @@
 #include "family_files.h"
 
 #include "libnames.h"
+#include "platform.h"
 
-#include <dirent.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,15 +67,15 @@ const struct family_names *family_files_in_folder(struct family_files *files, co
 	if (!(names = string_map_get(&files->folders, key))) {
 		if (!(names = calloc(1, sizeof(*names))))
 			return NULL;
-		/* "" is the current folder, as in a search list. */
-		DIR *dir = opendir(folder[0] ? folder : ".");
-		for (struct dirent *entry; dir && (entry = readdir(dir));) {
-			int family = libnames_match_linux(entry->d_name, NULL);
+		/* "" is the current folder, as in a search list; names in byte order, as the runtime's. */
+		char **listed = NULL;
+		int n = platform_list_folder(folder[0] ? folder : ".", &listed);
+		for (int i = 0; i < n; i++) {
+			int family = libnames_match_linux(listed[i], NULL);
 			if (family >= 0)
-				add_name(names, entry->d_name, family);
+				add_name(names, listed[i], family);
 		}
-		if (dir)
-			closedir(dir);
+		platform_free_names(listed, n);
 		if (!string_map_put(&files->folders, key, names)) {
 			free_listing(names);
 			return NULL;

@@ -6,6 +6,7 @@
 
 #include "elf_names.h"
 #include "libnames.h"
+#include "platform.h"
 #include "loader/dst.h"
 #include "loader/search_order.h"
 #include "search.h"
@@ -16,7 +17,6 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -688,15 +688,15 @@ static void consider_wheel_siblings(struct dependent_choice *choice, const char 
 	const char *leaf;
 	if (!search_wheel_root(folder, root, sizeof(root), &leaf))
 		return;
-	DIR *dir = opendir(root);
-	for (struct dirent *entry; dir && (entry = readdir(dir));) {
+	char **names = NULL;
+	int count = platform_list_folder(root, &names); /* in the runtime's order */
+	for (int i = 0; i < count; i++) {
 		char sibling[PATH_MAX];
-		int n = snprintf(sibling, sizeof(sibling), "%s/%s/%s", root, entry->d_name, leaf);
-		if (entry->d_name[0] != '.' && n > 0 && (size_t)n < sizeof(sibling))
+		int n = snprintf(sibling, sizeof(sibling), "%s/%s/%s", root, names[i], leaf);
+		if (names[i][0] != '.' && n > 0 && (size_t)n < sizeof(sibling))
 			consider_folder(choice, sibling, 0);
 	}
-	if (dir)
-		closedir(dir);
+	platform_free_names(names, count);
 }
 
 static char *choose_dependent_name(const struct resolver *r, const struct tree *tree, const struct object *asker,

@@ -57,18 +57,28 @@ static bool is_absolute(const char *folder)
 
 const char *config_path(const struct config *config, size_t i) { return config->path_text + config->path_offset[i]; }
 
-bool config_add_path(struct config *config, const char *folder)
+/* One line for each of the first refused NVINTERPOSE_PATH entries, then one for all the rest: a
+   value of a hundred thousand ':' must not print a hundred thousand lines in every process. */
+#define CONFIG_PATH_REFUSALS_SHOWN 8
+
+/* Counts a refused entry; true when its line is one to show. */
+static bool show_refusal(size_t *refused) { return (*refused)++ < CONFIG_PATH_REFUSALS_SHOWN; }
+
+static bool add_folder(struct config *config, const char *folder, size_t *refused)
 {
 	struct folder_identity identity;
 	size_t length = strlen(folder);
-	if (!is_absolute(folder))
-		log_message(LOG_ERROR, "NVINTERPOSE_PATH: relative entry '%s' ignored (use an absolute folder)", folder);
-	else if (!platform_folder_identity(folder, &identity))
-		log_message(LOG_ERROR, "NVINTERPOSE_PATH: '%s' is not a folder; ignored", folder);
-	else if (config->path_count == CONFIG_PATH_MAX_ENTRIES || length + 1 > sizeof(config->path_text) - config->path_text_used)
-		log_message(LOG_ERROR, "NVINTERPOSE_PATH: more than %d entries or %zu characters; '%s' ignored",
-			    CONFIG_PATH_MAX_ENTRIES, sizeof(config->path_text), folder);
-	else {
+	if (!is_absolute(folder)) {
+		if (show_refusal(refused))
+			log_message(LOG_ERROR, "NVINTERPOSE_PATH: relative entry '%s' ignored (use an absolute folder)", folder);
+	} else if (!platform_folder_identity(folder, &identity)) {
+		if (show_refusal(refused))
+			log_message(LOG_ERROR, "NVINTERPOSE_PATH: '%s' is not a folder; ignored", folder);
+	} else if (config->path_count == CONFIG_PATH_MAX_ENTRIES || length + 1 > sizeof(config->path_text) - config->path_text_used) {
+		if (show_refusal(refused))
+			log_message(LOG_ERROR, "NVINTERPOSE_PATH: more than %d entries or %zu characters; '%s' ignored",
+				    CONFIG_PATH_MAX_ENTRIES, sizeof(config->path_text), folder);
+	} else {
 		config->path_offset[config->path_count++] = (unsigned short)config->path_text_used;
 		memcpy(config->path_text + config->path_text_used, folder, length + 1);
 		config->path_text_used += length + 1;
@@ -77,24 +87,32 @@ bool config_add_path(struct config *config, const char *folder)
 	return false;
 }
 
+bool config_add_path(struct config *config, const char *folder)
+{
+	size_t refused = 0;
+	return add_folder(config, folder, &refused);
+}
+
 /* One NVINTERPOSE_PATH entry: kept when it is an absolute path to an existing folder. The loader
    reads an empty entry as the current folder; the runtime does not follow a working directory that
    changes under it, so empty and relative entries are refused with a message. */
-static void add_path_entry(struct config *config, const char *entry, size_t length)
+static void add_path_entry(struct config *config, const char *entry, size_t length, size_t *refused)
 {
 	if (length == 0) {
-		log_message(LOG_ERROR, "NVINTERPOSE_PATH: empty entry ignored");
+		if (show_refusal(refused))
+			log_message(LOG_ERROR, "NVINTERPOSE_PATH: empty entry ignored");
 		return;
 	}
 	if (length >= CONFIG_FOLDER_MAX) {
-		log_message(LOG_ERROR, "NVINTERPOSE_PATH: entry of %zu characters ignored (longer than %d)", length,
-			    CONFIG_FOLDER_MAX - 1);
+		if (show_refusal(refused))
+			log_message(LOG_ERROR, "NVINTERPOSE_PATH: entry of %zu characters ignored (longer than %d)", length,
+				    CONFIG_FOLDER_MAX - 1);
 		return;
 	}
 	char folder[CONFIG_FOLDER_MAX];
 	memcpy(folder, entry, length);
 	folder[length] = '\0';
-	config_add_path(config, folder);
+	add_folder(config, folder, refused);
 }
 
 /* A setting that is 0 or 1 (the front's switches); anything else keeps the default. */
@@ -121,12 +139,16 @@ void config_read(struct config *config, const char *(*getenv_fn)(const char *nam
 		config->policy = POLICY_OFF;
 		return;
 	}
+	config->patch = true;
 
-	const char *value = getenv_fn("NVINTERPOSE_DISABLE");
-	config->disabled = value && value[0] && strcmp(value, "0") != 0;
+	/* The way out of every other setting: disabled, the runtime reads none of them, so a bad one
+	   prints nothing and a log file that cannot be opened (or hangs) is never opened. */
+	read_switch(getenv_fn, "NVINTERPOSE_DISABLE", &config->disabled);
+	if (config->disabled)
+		return;
 
 	/* The log level first, so that the messages about the other settings obey it. */
-	value = getenv_fn("NVINTERPOSE_LOG");
+	const char *value = getenv_fn("NVINTERPOSE_LOG");
 	if (value && value[0] && !config_parse_log_level(value, &config->log_level))
 		log_message(LOG_ERROR, "NVINTERPOSE_LOG='%s' is not one of error, warn, info, debug; using error",
 			    value);
@@ -161,17 +183,19 @@ void config_read(struct config *config, const char *(*getenv_fn)(const char *nam
 
 	read_switch(getenv_fn, "NVINTERPOSE_ADD_DLL_DIRECTORY", &config->add_dll_directory);
 	read_switch(getenv_fn, "NVINTERPOSE_CHILDREN", &config->inject_children);
-	config->patch = true;
 	read_switch(getenv_fn, "NVINTERPOSE_PATCH", &config->patch);
 
 	value = getenv_fn("NVINTERPOSE_PATH");
+	size_t refused = 0;
 	for (const char *s = value; s;) {
 		const char *end = strchr(s, CONFIG_PATH_SEPARATOR);
 		size_t length = end ? (size_t)(end - s) : strlen(s);
 		if (length || end || s != value)
-			add_path_entry(config, s, length);
+			add_path_entry(config, s, length, &refused);
 		s = end ? end + 1 : NULL;
 	}
+	if (refused > CONFIG_PATH_REFUSALS_SHOWN)
+		log_message(LOG_ERROR, "NVINTERPOSE_PATH: %zu more entries ignored", refused - CONFIG_PATH_REFUSALS_SHOWN);
 }
 
 

@@ -28,12 +28,23 @@ struct folder_identity {
    (ENOENT, EACCES, ...) or is something else (ENOTDIR). */
 bool platform_folder_identity(const char *folder, struct folder_identity *identity);
 
+/* True when now is the folder remembered (its identity, settled when it was remembered) and it has
+   not changed since: what a fact about its entries may be remembered by. Never where the change
+   time is unknown. */
+static inline bool platform_folder_unchanged(const struct folder_identity *remembered, const struct folder_identity *now)
+{
+	return remembered->changed_ns && remembered->changed_ns == now->changed_ns && remembered->inode == now->inode &&
+	       remembered->device == now->device;
+}
+
 /* True when path names an existing file that is not a folder. */
 bool platform_is_file(const char *path);
 
-/* The names in folder, "." and ".." left out, sorted (the order the search visits wheel
-   siblings in, so that a run is repeatable). Returns how many there are, with the malloc'd array in
-   *names (free it with platform_free_names), or -1 with errno. */
+/* The names in folder, "." and ".." left out, sorted in byte order on Linux (strcmp, whatever the
+   process's locale; on Windows as Windows compares names): the order the search visits wheel
+   siblings in, the same in every run, for the runtime and the inspector alike. Returns how many
+   there are, with the malloc'd array in *names (NULL when none; free it with platform_free_names),
+   or -1 with errno. */
 int platform_list_folder(const char *folder, char ***names);
 void platform_free_names(char **names, int count);
 
@@ -76,14 +87,25 @@ int platform_open_append(const char *path);
    path: the file is opened for this line alone and closed after it, so the runtime holds no
    descriptor between events (a program that closes or reuses descriptors it did not open never
    meets one of the runtime's, the descriptor limit is never held against the program, and a file
-   replaced by log rotation gets the next line). The file must be a regular file reached without a
-   symbolic link at its last component, owned by the effective user or root, with no other name
-   (hard link); created 0600. The line is never glued to a partial one left by an earlier short
-   write (a newline goes first then), and a short write of its own is taken back. With line NULL:
-   the same checks, and the file created, but nothing written. 0, or a negative errno (-EINVAL not
-   a regular file, -ELOOP a symbolic link, -EPERM another owner, -EMLINK other names, -EFBIG the
-   line would pass the process's file size limit). */
+   replaced by log rotation gets the next line). The file must be a regular file on a file system
+   that holds data (not procfs, sysfs, cgroupfs, debugfs and the like, whose files are the kernel's
+   settings), reached without a symbolic link at its last component, and, in a privileged process
+   (platform_is_privileged), without one anywhere on its path; owned by the effective user or root,
+   with no other name (hard link); created 0600. The line is never glued to a partial one left by
+   an earlier short write (a newline goes first then), and a short write of its own is taken back.
+   With line NULL: the same checks, and the file created, but nothing written. 0, or a negative
+   errno (-EINVAL not a regular file, -EXDEV a kernel's file, -ELOOP a symbolic link on the way,
+   -EPERM another owner, -EMLINK other names, -EFBIG the line would pass the process's file size
+   limit). */
 int platform_append_line(const char *path, const char *line, size_t length);
+
+/* The process may write where its user could not: its effective user is root (a container's root
+   too), or it holds in its effective set a capability that overrides file permissions
+   (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER). Set-user-ID and file-capability programs
+   (AT_SECURE) read no setting at all (config.h), so they never get this far. Such a process
+   follows no symbolic link to its event log. Raw system calls only, callable in the append's
+   child. Windows: false (its permissions are access-control lists). */
+bool platform_is_privileged(void);
 
 /* path made absolute against the working folder now (unchanged when it is absolute already).
    False, with errno, when it does not fit in size or the working folder cannot be named. */

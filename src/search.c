@@ -22,11 +22,13 @@
 #include "trust.h"
 
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #define SEARCH_MAX_FOLDERS 256
+#define SEARCH_MAX_ROOTS 8
 
 #ifdef _WIN32
 #define WHEEL_LEAF "bin"
@@ -45,6 +47,14 @@ struct walk {
 	void *arg;
 	struct platform_identity who; /* the process the trust rule judges for (who_known: asked once) */
 	bool who_known;
+	/* The wheel roots whose siblings this walk tried, with the owner the trust rule added for
+	   each (the origin's): the caller's folder and its origins often share one root. */
+	size_t root_count;
+	struct walked_root {
+		struct folder_identity identity;
+		bool owner_known;
+		unsigned long long owner;
+	} roots[SEARCH_MAX_ROOTS];
 	size_t seen_count;
 	struct folder_identity seen[SEARCH_MAX_FOLDERS];
 };
@@ -227,15 +237,93 @@ bool search_wheel_root(const char *folder, char *parent, size_t size, const char
 	return true;
 }
 
+/* ---- wheel roots ----
+   Listings of wheel roots, remembered while a root's identity and change time hold (a package
+   folder created, removed or renamed there changes it), as src/loader/search_order.c remembers
+   plain folders, and only settled ones (platform.h): a walk lists the root of every origin, and a
+   miss walks again, which for a root of thousands of folders would list and sort them each time.
+   Taken and stored under a try-lock, never waited for; a listing in use is never freed. */
+#define REMEMBERED_ROOTS 4
+struct root_listing {
+	struct folder_identity identity;
+	char **names;
+	int count;
+	_Atomic int users;
+};
+static struct root_listing remembered[REMEMBERED_ROOTS];
+static size_t remembered_next;
+static atomic_flag remembered_lock = ATOMIC_FLAG_INIT;
+
+/* The remembered listing of the root, held (release_listing), or NULL. */
+static struct root_listing *remembered_listing(const struct folder_identity *identity)
+{
+	struct root_listing *found = NULL;
+	if (!identity->settled || atomic_flag_test_and_set_explicit(&remembered_lock, memory_order_acquire))
+		return NULL;
+	for (size_t i = 0; i < REMEMBERED_ROOTS && !found; i++)
+		if (remembered[i].names && platform_folder_unchanged(&remembered[i].identity, identity)) {
+			found = &remembered[i];
+			atomic_fetch_add(&found->users, 1);
+		}
+	atomic_flag_clear_explicit(&remembered_lock, memory_order_release);
+	return found;
+}
+
+/* Keeps names as the root's listing, held: the slot, or NULL when none is free now (names stay
+   the caller's). */
+static struct root_listing *remember_listing(const struct folder_identity *identity, char **names, int count)
+{
+	struct root_listing *slot = NULL;
+	if (!identity->settled || count <= 0 || atomic_flag_test_and_set_explicit(&remembered_lock, memory_order_acquire))
+		return NULL;
+	for (size_t i = 0; i < REMEMBERED_ROOTS && !slot; i++) {
+		struct root_listing *candidate = &remembered[(remembered_next + i) % REMEMBERED_ROOTS];
+		if (atomic_load(&candidate->users) == 0)
+			slot = candidate;
+	}
+	if (slot) {
+		remembered_next = (size_t)(slot - remembered + 1) % REMEMBERED_ROOTS;
+		platform_free_names(slot->names, slot->count);
+		*slot = (struct root_listing){ .identity = *identity, .names = names, .count = count };
+		atomic_store(&slot->users, 1);
+	}
+	atomic_flag_clear_explicit(&remembered_lock, memory_order_release);
+	return slot;
+}
+
+/* True when this walk tried the siblings of root already for an origin of the same owner. */
+static bool root_walked(struct walk *walk, const struct folder_identity *root, const char *origin)
+{
+	struct platform_access access;
+	struct walked_root this = { .identity = *root, .owner_known = platform_access_of(origin, &access) };
+	this.owner = this.owner_known ? access.owner : 0;
+	for (size_t i = 0; i < walk->root_count; i++) {
+		const struct walked_root *walked = &walk->roots[i];
+		if (walked->identity.device == root->device && walked->identity.inode == root->inode &&
+		    walked->owner_known == this.owner_known && walked->owner == this.owner)
+			return true;
+	}
+	if (walk->root_count < SEARCH_MAX_ROOTS)
+		walk->roots[walk->root_count++] = this;
+	return false;
+}
+
 static bool try_wheel_siblings(struct walk *walk, const char *origin)
 {
 	char root[PATH_MAX];
 	const char *leaf;
-	if (!search_wheel_root(origin, root, sizeof(root), &leaf))
+	struct folder_identity identity;
+	if (!search_wheel_root(origin, root, sizeof(root), &leaf) || !platform_folder_identity(root, &identity) ||
+	    root_walked(walk, &identity, origin))
 		return false;
 	struct trust_owners owners = { 0 };
 	char **names = NULL;
-	int n = platform_list_folder(root, &names);
+	struct root_listing *listing = remembered_listing(&identity);
+	int n = listing ? listing->count : platform_list_folder(root, &names);
+	if (listing)
+		names = listing->names;
+	else
+		listing = remember_listing(&identity, names, n);
 	bool stopped = false;
 	for (int i = 0; i < n && !stopped; i++) {
 		char package[PATH_MAX], folder[PATH_MAX];
@@ -246,7 +334,10 @@ static bool try_wheel_siblings(struct walk *walk, const char *origin)
 		    path_join(folder, sizeof(folder), package, SEPARATOR, leaf))
 			stopped = try_folder(walk, folder, SEARCH_WHEEL_SIBLING, &place);
 	}
-	platform_free_names(names, n);
+	if (listing)
+		atomic_fetch_sub(&listing->users, 1);
+	else
+		platform_free_names(names, n);
 	return stopped;
 }
 
@@ -261,6 +352,7 @@ bool search_candidates(const struct search_request *request, search_visit visit,
 	walk->visit = visit;
 	walk->arg = arg;
 	walk->seen_count = 0;
+	walk->root_count = 0;
 	walk->who_known = false;
 
 	if (request->asker)

@@ -88,9 +88,10 @@ struct elf_child_read elf_read_in_child(const char *path, unsigned alarm_seconds
 		enum elf_reader_error error = elf_read_facts(path, &facts, message, sizeof(message));
 		FILE *out = fdopen(pipe_fds[1], "w");
 		int32_t code = (int32_t)error;
-		char holds = invariants_hold(&facts);
+		char holds = invariants_hold(&facts), whole = facts.whole;
 		fwrite(&code, sizeof(code), 1, out);
 		fwrite(&holds, 1, 1, out);
+		fwrite(&whole, 1, 1, out);
 		write_string(out, error == ELF_READER_OK ? "" : message);
 		char *facts_text = elf_facts_text(&facts, true), *dynamic_text = elf_facts_text(&facts, false);
 		write_string(out, facts_text);
@@ -108,14 +109,16 @@ struct elf_child_read elf_read_in_child(const char *path, unsigned alarm_seconds
 	result.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	const char *at = data, *end = data + size;
 	int32_t code = -1;
-	char holds = 0;
-	if (size >= sizeof(code) + 1) {
+	char holds = 0, whole = 0;
+	if (size >= sizeof(code) + 2) {
 		memcpy(&code, at, sizeof(code));
 		holds = at[sizeof(code)];
-		at += sizeof(code) + 1;
+		whole = at[sizeof(code) + 1];
+		at += sizeof(code) + 2;
 	}
 	result.error = (enum elf_reader_error)code;
 	result.invariants_hold = holds != 0;
+	result.whole = whole != 0;
 	result.message = read_string(&at, end);
 	result.facts = read_string(&at, end);
 	result.dynamic = read_string(&at, end);

@@ -18,6 +18,7 @@ struct elf_child_read {
 	char *message;               /* its message (empty on success) */
 	char *facts;                 /* elf_facts_text with the header, on success */
 	char *dynamic;               /* elf_facts_text without it */
+	bool whole;                  /* the facts' whole, on success */
 	bool invariants_hold;        /* counts within bounds, every string there */
 };
 

@@ -24,11 +24,13 @@
      dlerror               what dlerror says now (reading it clears it)
      nvrtc LIB             NVRTC: create and compile a small kernel (real libnvrtc)
      cd FOLDER             change the working folder
-     rename FROM TO        rename(2): move a prepared file or folder into place between loads */
+     rename FROM TO        rename(2): move a prepared file or folder into place between loads
+     setlocale             setlocale(LC_ALL, ""), as programs that follow the user's locale do */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
+#include <locale.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
@@ -299,6 +301,9 @@ int main(int argc, char **argv)
 		} else if (strcmp(command, "rename") == 0 && i + 2 < argc) {
 			printf("rename %s: %s\n", arg, rename(arg, argv[i + 2]) == 0 ? "ok" : strerror(errno));
 			i += 2;
+		} else if (strcmp(command, "setlocale") == 0) {
+			const char *locale = setlocale(LC_ALL, "");
+			printf("setlocale: %s\n", locale ? locale : "(refused)");
 		} else if (strcmp(command, "nvrtc") == 0) {
 			status |= nvrtc(arg);
 			i++;

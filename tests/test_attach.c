@@ -57,6 +57,29 @@ START_TEST(test_attach_before_nvrtc_compiles_with_no_rescan)
 }
 END_TEST
 
+/* Builtins cut short beside NVRTC: attached before NVRTC (its dlopen reaches the hook) or after it
+   (the attach scan looks for its builtins), under either policy, the runtime skips the copy and
+   the program gets the plain loader's answer, never a signal. */
+START_TEST(test_cut_builtins_are_skipped_attached_before_or_after_nvrtc)
+{
+	for (int cut = 0; cut < STANDIN_CUTS; cut++)
+		for (int coherent = 0; coherent < 2; coherent++) {
+			struct standin_wheel wheel = standin_nvrtc_wheel(0);
+			standin_cut_builtins(wheel.builtins, cut);
+			const char *env[] = { coherent ? "NVINTERPOSE_POLICY=coherent" : NULL, NULL };
+			char *call = test_format("call %s nvrtc_like_compile", wheel.nvrtc);
+			char *label = test_format("%s, %s", standin_cut_name(cut), coherent ? "coherent" : "fallback");
+			struct standin_runs runs = { .label = test_format("%s, attached before", label), .plain_env = no_env, .plain_args = call,
+						     .env = env, .args = test_format("late %s %s", runtime(), call),
+						     .result = "call nvrtc_like_compile: " };
+			standin_check_like_plain(&runs);
+			runs.label = test_format("%s, attached after", label);
+			runs.args = test_format("open %s late %s %s", wheel.nvrtc, runtime(), call);
+			standin_check_like_plain(&runs);
+		}
+}
+END_TEST
+
 START_TEST(test_lazy_binding_and_dlsym_after_attach_find_the_hook)
 {
 	/* Loaded lazily after the attach: NVRTC's first dlopen binds through libc's patched symbol. */
@@ -347,6 +370,7 @@ int main(void)
 	TCase *tc = tcase_create("attach");
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_attach_before_nvrtc_compiles_with_no_rescan);
+	tcase_add_test(tc, test_cut_builtins_are_skipped_attached_before_or_after_nvrtc);
 	tcase_add_test(tc, test_lazy_binding_and_dlsym_after_attach_find_the_hook);
 	tcase_add_test(tc, test_slot_of_another_interposer_is_left_alone_and_reported);
 	tcase_add_test(tc, test_second_copy_attached_defers_to_the_first);

@@ -128,6 +128,33 @@ START_TEST(test_the_loaders_own_answer_is_kept_wherever_it_finds_the_library)
 }
 END_TEST
 
+/* A copy cut short where the audit front would find it (an interrupted install): the front does
+   not answer with it, under either policy, and the program gets the plain loader's answer, never
+   a signal. NVRTC's builtins are asked for at run time, the split wheel's nvJitLink before main. */
+START_TEST(test_cut_copies_are_never_the_audit_fronts_answer)
+{
+	for (int cut = 0; cut < STANDIN_CUTS; cut++)
+		for (int coherent = 0; coherent < 2; coherent++) {
+			char *label = test_format("%s, %s", standin_cut_name(cut), coherent ? "coherent" : "fallback");
+			const char *env[] = { audit_env(), coherent ? "NVINTERPOSE_POLICY=coherent" : NULL, NULL };
+			struct standin_wheel wheel = standin_nvrtc_wheel(0);
+			standin_cut_builtins(wheel.builtins, cut);
+			char *args = test_format("call %s nvrtc_like_compile", wheel.nvrtc);
+			standin_check_like_plain(&(struct standin_runs){ .label = label, .plain_env = no_env, .plain_args = args, .env = env,
+									 .args = args, .result = "call nvrtc_like_compile: " });
+
+			struct split s = make_split();
+			test_build_library("value.c", s.nvjitlink, "libnvJitLink.so.77", "-DVALUE_SYMBOL=nvjitlink_value -DVALUE=7 " STANDIN_PADDING);
+			standin_cut_library(s.nvjitlink, cut);
+			const char *argv[] = { s.program, NULL };
+			struct test_run plain = test_run(argv, no_env, 60);
+			ck_assert_msg(plain.status == 127, "%s: without the runtime: %d: %s", label, plain.status, plain.output);
+			struct test_run run = test_run(argv, env, 60);
+			ck_assert_msg(run.status == 127, "%s: the plain run's exit 127, not %d: %s", label, run.status, run.output);
+		}
+}
+END_TEST
+
 START_TEST(test_ordinary_programs_start_the_same_under_the_audit_front)
 {
 	const char *env[] = { audit_env(), NULL };
@@ -231,6 +258,46 @@ START_TEST(test_launcher_audit_starts_the_split_wheel_program)
 }
 END_TEST
 
+/* Each front accounts for what it did. Under --audit the preload copy supplies NVRTC's builtins,
+   once: its load by name (the loader's own answer first) is not the audit copy's to answer, so
+   the report says 1 redirect, as without --audit, and the log's redirect names the real asker and
+   the step (never an audit-answer with the runtime for its caller). The audit copy's own answers
+   are in its report ("(audit front)"): the builtins under --audit-only, nvJitLink for cusparse
+   before main. */
+START_TEST(test_both_fronts_account_for_what_they_did)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	const char *run = test_setting("NVI_RUN");
+	char *redirect = test_format("nvinterpose: report: redirect libnvrtc-builtins.so.77.1 for %s: %s\n", wheel.nvrtc, wheel.builtins);
+	const char *const modes[] = { "", "--audit" };
+	for (size_t i = 0; i < 2; i++) {
+		char *log = test_format("%s/events-%zu.jsonl", wheel.root, i);
+		struct test_run report = shell(no_env, test_format("'%s' %s --report --log-file='%s' -- '%s' call '%s' nvrtc_like_compile", run,
+								   modes[i], log, test_setting("NVI_PROBE"), wheel.nvrtc));
+		ck_assert_msg(test_contains(report.output, "call nvrtc_like_compile: 42"), "%s", report.output);
+		ck_assert_msg(test_contains(report.output, ", policy fallback: 1 origins registered, 1 redirects, ") &&
+			      test_count(report.output, redirect) == 1, "'%s': %s", modes[i], report.output);
+		char *event = test_find_event(log, "redirect", "name", "libnvrtc-builtins.so.77.1");
+		ck_assert_msg(event, "'%s': %s", modes[i], test_read_file(log));
+		ck_assert_str_eq(test_event_value(event, "caller"), wheel.nvrtc);
+		ck_assert_str_eq(test_event_value(event, "reason"), "caller's folder");
+		ck_assert_msg(!test_find_event(log, "audit-answer", NULL, NULL), "'%s': %s", modes[i], test_read_file(log));
+	}
+	struct test_run audit_only = shell(no_env, test_format("'%s' --audit-only --report -- '%s' call '%s' nvrtc_like_compile", run,
+							       test_setting("NVI_PROBE"), wheel.nvrtc));
+	ck_assert_msg(test_contains(audit_only.output, " (audit front), policy fallback: ") &&
+		      test_contains(audit_only.output, " registered, 1 redirects, ") &&
+		      test_contains(audit_only.output, test_format("nvinterpose: report: audit-answer libnvrtc-builtins.so.77.1 for %s: %s\n",
+								   wheel.nvrtc, wheel.builtins)),
+		      "%s", audit_only.output);
+	struct split s = make_split();
+	struct test_run started = shell(no_env, test_format("'%s' --audit --report -- '%s'", run, s.program));
+	ck_assert_msg(started.status == 0 && test_contains(started.output, test_format("nvinterpose: report: audit-answer libnvJitLink.so.77 for %s: %s\n",
+												s.cusparse, s.nvjitlink)),
+		      "%d: %s", started.status, started.output);
+}
+END_TEST
+
 /* Before glibc 2.34 the audit copy answers nothing, and neither crashes a program nor disturbs its
    thread keys (libdl's dlerror buffer would take one of the program's): the split-wheel program
    fails as without it, a Python that loads a missing NVIDIA name gets the loader's error, and the
@@ -315,6 +382,8 @@ int main(void)
 		tcase_add_test(tc, test_audit_events_name_the_requester);
 		tcase_add_test(tc, test_both_fronts_together_do_what_each_does);
 		tcase_add_test(tc, test_launcher_audit_starts_the_split_wheel_program);
+		tcase_add_test(tc, test_cut_copies_are_never_the_audit_fronts_answer);
+		tcase_add_test(tc, test_both_fronts_account_for_what_they_did);
 	} else {
 		printf("skipped: the audit front's answers (glibc %s; they need 2.34 or newer)\n", gnu_get_libc_version());
 		tcase_add_test(tc, test_before_glibc_2_34_the_audit_front_leaves_names_to_the_loader);

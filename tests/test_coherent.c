@@ -115,6 +115,40 @@ static struct cudnn_pair make_cudnn_pair(void)
 	return c;
 }
 
+/* A good copy on LD_LIBRARY_PATH, which the loader takes without the runtime, and a copy cut short
+   in the asker's own folder (an interrupted install), which coherent would prefer: the cut copy is
+   skipped in every way in, and the program works as it does without the runtime, never a signal.
+   For a bare name (NVRTC's builtins) and for a DT_NEEDED (cusparse's nvJitLink). */
+START_TEST(test_cut_copy_in_the_askers_folder_is_skipped_for_the_loaders_good_one)
+{
+	for (int cut = 0; cut < STANDIN_CUTS; cut++) {
+		struct standin_wheel wheel = standin_nvrtc_wheel(0);
+		standin_cut_builtins(wheel.builtins, cut);
+		char *system = test_format("%s/system", wheel.root);
+		standin_builtins(test_format("%s/libnvrtc-builtins.so.77.1", test_mkdirs(system)), 42, NULL);
+		char *path = test_format("LD_LIBRARY_PATH=%s", system);
+		const char *plain_env[] = { path, NULL };
+		const char *settings[] = { path, "NVINTERPOSE_POLICY=coherent", NULL };
+		char *call = test_format("call %s nvrtc_like_compile", wheel.nvrtc);
+		standin_check_every_way_in(&(struct standin_runs){ .label = test_format("builtins %s", standin_cut_name(cut)),
+								   .plain_env = plain_env, .plain_args = call, .args = call,
+								   .result = "call nvrtc_like_compile: " },
+					   settings, wheel.nvrtc);
+
+		struct mixed m = make_mixed(true);
+		test_build_library("value.c", m.wheel_nvjitlink, "libnvJitLink.so.77", "-DVALUE_SYMBOL=nvjitlink_value -DVALUE=7 " STANDIN_PADDING);
+		standin_cut_library(m.wheel_nvjitlink, cut);
+		char *m_path = test_format("LD_LIBRARY_PATH=%s", m.system);
+		const char *m_plain[] = { m_path, NULL };
+		const char *m_preload[] = { m_path, standin_preload(), "NVINTERPOSE_POLICY=coherent", NULL };
+		char *needs = test_format("call %s cusparse_value", m.cusparse_lib);
+		standin_check_like_plain(&(struct standin_runs){ .label = test_format("nvJitLink %s, preloaded", standin_cut_name(cut)),
+								 .plain_env = m_plain, .plain_args = needs, .env = m_preload, .args = needs,
+								 .result = "call cusparse_value: " });
+	}
+}
+END_TEST
+
 START_TEST(test_cudnn_sub_library_comes_from_the_parents_folder_under_coherent)
 {
 	struct cudnn_pair c = make_cudnn_pair();
@@ -161,6 +195,7 @@ int main(void)
 	tcase_add_test(tc, test_fallback_keeps_the_loaders_choice);
 	tcase_add_test(tc, test_coherent_takes_nvjitlink_from_the_sibling_wheel);
 	tcase_add_test(tc, test_coherent_keeps_first_loaded_and_reports_the_mixed_origin);
+	tcase_add_test(tc, test_cut_copy_in_the_askers_folder_is_skipped_for_the_loaders_good_one);
 	tcase_add_test(tc, test_cudnn_sub_library_comes_from_the_parents_folder_under_coherent);
 	tcase_add_test(tc, test_errno_is_kept_on_a_repeated_load_under_coherent);
 	tcase_add_test(tc, test_coherent_never_redirects_the_driver);

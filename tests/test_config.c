@@ -139,15 +139,65 @@ START_TEST(test_bad_log_level_gives_error_and_a_message_naming_it)
 }
 END_TEST
 
-START_TEST(test_disable_is_set_by_any_value_but_zero)
+START_TEST(test_disable_is_1_and_0_is_on)
 {
 	struct config config;
 	const char *on[] = { "NVINTERPOSE_DISABLE=1", NULL };
-	read_config(&config, on, false);
+	ck_assert_str_eq(read_config(&config, on, false), "");
 	ck_assert(config.disabled);
 	const char *off[] = { "NVINTERPOSE_DISABLE=0", NULL };
-	read_config(&config, off, false);
+	ck_assert_str_eq(read_config(&config, off, false), "");
 	ck_assert(!config.disabled);
+}
+END_TEST
+
+/* NVINTERPOSE_DISABLE is a switch like the others: anything but 0 or 1 is reported and the
+   runtime stays on (a "false" that disabled it would be read the other way round). */
+static const char *const bad_switches[] = { "false", "no", "off", "00", " 0", "true", "yes", "2", "1 " };
+
+START_TEST(test_disable_that_is_not_0_or_1_is_reported_and_leaves_the_runtime_on)
+{
+	struct config config;
+	const char *env[] = { test_format("NVINTERPOSE_DISABLE=%s", bad_switches[_i]), NULL };
+	char *output = read_config(&config, env, false);
+	ck_assert_msg(!config.disabled, "NVINTERPOSE_DISABLE='%s' disabled the runtime", bad_switches[_i]);
+	ck_assert_str_eq(output, test_format("nvinterpose: error: NVINTERPOSE_DISABLE='%s' is not 0 or 1; using 0\n", bad_switches[_i]));
+}
+END_TEST
+
+/* The names config_read asked for, one a line. */
+static char asked[4096];
+
+static const char *recording_getenv(const char *name)
+{
+	size_t used = strlen(asked);
+	snprintf(asked + used, sizeof(asked) - used, "%s\n", name);
+	return fake_getenv(name);
+}
+
+/* Disabled, the runtime reads nothing else: bad settings are not reported, the log file is not
+   taken, the log level stays error. */
+START_TEST(test_disabled_runtime_reads_no_other_setting)
+{
+	const char *env[] = { "NVINTERPOSE_DISABLE=1", "NVINTERPOSE_POLICY=bogus", "NVINTERPOSE_LOG=debug",
+			      "NVINTERPOSE_LOG_FILE=relative.jsonl", "NVINTERPOSE_PATH=relative::/missing", "NVINTERPOSE_REPORT=x",
+			      "NVINTERPOSE_PATCH=maybe", "NVINTERPOSE_CHILDREN=2", NULL };
+	struct config config;
+	struct test_capture capture = test_capture_stderr();
+	asked[0] = '\0';
+	fake_environment = env;
+	config_read(&config, recording_getenv, false);
+	fake_environment = NULL;
+	char *output = test_captured(&capture);
+	ck_assert_str_eq(output, "");
+	ck_assert_str_eq(asked, "NVINTERPOSE_DISABLE\n");
+	ck_assert(config.disabled);
+	ck_assert_int_eq(config.policy, POLICY_FALLBACK);
+	ck_assert_int_eq(config.log_level, LOG_ERROR);
+	ck_assert(!log_enabled(LOG_WARN));
+	ck_assert_str_eq(config.log_file, "");
+	ck_assert_uint_eq(config.path_count, 0);
+	ck_assert_int_eq(config.report_pid, 0);
 }
 END_TEST
 
@@ -282,6 +332,27 @@ START_TEST(test_over_long_path_entry_is_dropped_with_a_message)
 }
 END_TEST
 
+/* 128 KB of ':' (131,072 empty entries): eight lines name refused entries, one counts the rest,
+   not a line each in every process. */
+START_TEST(test_refused_path_entries_print_a_bounded_number_of_lines)
+{
+	char **folders = make_folders(1);
+	size_t n = 128 * 1024;
+	char *value = malloc(n + 1);
+	memset(value, ':', n);
+	value[n] = '\0';
+	const char *env[] = { test_format("NVINTERPOSE_PATH=%s%s", folders[0], value), NULL };
+	struct config config;
+	char *output = read_config(&config, env, false);
+	ck_assert_uint_eq(config.path_count, 1);
+	ck_assert_str_eq(config_path(&config, 0), folders[0]);
+	ck_assert_uint_eq(test_count(output, "\n"), 9);
+	ck_assert_uint_eq(test_count(output, "empty entry ignored"), 8);
+	ck_assert_msg(test_contains(output, test_format("NVINTERPOSE_PATH: %zu more entries ignored\n", n - 8)), "%s", output);
+	free(value);
+}
+END_TEST
+
 START_TEST(test_more_than_32_path_entries_keeps_the_first_32)
 {
 	const size_t n = CONFIG_PATH_MAX_ENTRIES + 3;
@@ -378,7 +449,10 @@ int main(void)
 			    sizeof(levels) / sizeof(levels[0]));
 	tcase_add_test(tc, test_bad_policy_gives_fallback_and_a_message_naming_it);
 	tcase_add_test(tc, test_bad_log_level_gives_error_and_a_message_naming_it);
-	tcase_add_test(tc, test_disable_is_set_by_any_value_but_zero);
+	tcase_add_test(tc, test_disable_is_1_and_0_is_on);
+	tcase_add_loop_test(tc, test_disable_that_is_not_0_or_1_is_reported_and_leaves_the_runtime_on, 0,
+			    sizeof(bad_switches) / sizeof(bad_switches[0]));
+	tcase_add_test(tc, test_disabled_runtime_reads_no_other_setting);
 	tcase_add_test(tc, test_log_file_is_kept);
 	tcase_add_test(tc, test_report_names_a_process);
 	tcase_add_loop_test(tc, test_report_that_is_no_process_id_is_refused, 0, sizeof(bad_reports) / sizeof(bad_reports[0]));
@@ -390,6 +464,7 @@ int main(void)
 	tcase_add_test(tc, test_trailing_separator_is_an_empty_entry);
 	tcase_add_test(tc, test_over_long_path_entry_is_dropped_with_a_message);
 	tcase_add_test(tc, test_more_than_32_path_entries_keeps_the_first_32);
+	tcase_add_test(tc, test_refused_path_entries_print_a_bounded_number_of_lines);
 	tcase_add_test(tc, test_secure_process_ignores_every_setting_silently);
 	tcase_add_test(tc, test_patch_switch_is_on_by_default_and_0_turns_it_off);
 	tcase_add_test(tc, test_windows_switches_are_on_by_default_and_0_or_1);

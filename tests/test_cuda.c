@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "common.h"
 #include "libnames.h"
+#include "standins.h"
 
 #include <dirent.h>
 #include <gnu/libc-version.h>
@@ -39,6 +40,18 @@ static struct nvrtc_wheel nvrtc_wheel_in(const char *package)
 
 static struct nvrtc_wheel nvrtc_wheel(void) { return nvrtc_wheel_in("cu13"); }
 
+/* The probe through the launcher with options, the loader's cache off. */
+static struct test_run launched_with(const char *options, const char *const *env, const char *args)
+{
+	char *command = test_format("exec '%s' %s -- '%s' --inhibit-cache '%s' %s", test_setting("NVI_RUN"), options, test_interpreter(),
+				    test_setting("NVI_PROBE"), args);
+	const char *argv[] = { "/bin/sh", "-c", command, NULL };
+	return test_run(argv, env, 300);
+}
+
+static struct test_run launched(const char *const *env, const char *args) { return launched_with("", env, args); }
+static struct test_run launched_audit(const char *const *env, const char *args) { return launched_with("--audit", env, args); }
+
 START_TEST(test_real_nvrtc_compile_fails_without_the_runtime)
 {
 	struct nvrtc_wheel wheel = nvrtc_wheel();
@@ -58,15 +71,40 @@ START_TEST(test_real_nvrtc_compiles_with_the_runtime_preloaded)
 }
 END_TEST
 
+/* The real NVRTC loaded with RTLD_DEEPBIND binds its dlopen in its own scope first (libc's): its
+   builtins are still found, preloaded. */
+START_TEST(test_real_nvrtc_loaded_with_deepbind_compiles_with_the_runtime_preloaded)
+{
+	struct nvrtc_wheel wheel = nvrtc_wheel();
+	char *args = test_format("open:now,deepbind %s nvrtc %s maps builtins", wheel.nvrtc, wheel.nvrtc);
+	struct test_run plain = test_probe_without_cache(no_env, args);
+	ck_assert_msg(test_contains(plain.output, "nvrtc compile: failed: nvrtc: error: failed to open libnvrtc-builtins.so.13.0."), "%s", plain.output);
+	const char *env[] = { test_format("LD_PRELOAD=%s", test_setting("NVI_RUNTIME")), NULL };
+	struct test_run run = test_probe_without_cache(env, args);
+	ck_assert_msg(test_contains(run.output, "nvrtc compile: ok"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("maps: %s\n", wheel.builtins)), "%s", run.output);
+}
+END_TEST
+
 START_TEST(test_real_nvrtc_compiles_through_the_launcher)
 {
 	struct nvrtc_wheel wheel = nvrtc_wheel();
-	char *command = test_format("exec '%s' -- '%s' --inhibit-cache '%s' nvrtc %s maps builtins", test_setting("NVI_RUN"), test_interpreter(),
-				    test_setting("NVI_PROBE"), wheel.nvrtc);
-	const char *argv[] = { "/bin/sh", "-c", command, NULL };
-	struct test_run run = test_run(argv, no_env, 300);
+	struct test_run run = launched(no_env, test_format("nvrtc %s maps builtins", wheel.nvrtc));
 	ck_assert_msg(run.status == 0 && test_contains(run.output, "nvrtc compile: ok"), "%d: %s", run.status, run.output);
 	ck_assert_msg(test_contains(run.output, test_format("maps: %s\n", wheel.builtins)), "%s", run.output);
+}
+END_TEST
+
+/* Through the launcher with --audit --report: one redirect, as without --audit, for NVRTC. */
+START_TEST(test_real_nvrtc_through_the_launcher_with_audit_reports_its_redirect)
+{
+	struct nvrtc_wheel wheel = nvrtc_wheel();
+	struct test_run run = launched_with("--audit --report", no_env, test_format("nvrtc %s", wheel.nvrtc));
+	ck_assert_msg(run.status == 0 && test_contains(run.output, "nvrtc compile: ok"), "%d: %s", run.status, run.output);
+	ck_assert_msg(test_contains(run.output, " registered, 1 redirects, ") &&
+		      test_contains(run.output, test_format("nvinterpose: report: redirect libnvrtc-builtins.so.13.0 for %s: %s\n", wheel.nvrtc,
+							    wheel.builtins)),
+		      "%s", run.output);
 }
 END_TEST
 
@@ -97,6 +135,56 @@ START_TEST(test_real_nvrtc_compiles_with_the_runtime_attached_before_it_and_no_r
 	ck_assert_msg(test_contains(run.output, "nvrtc compile: ok"), "%s", run.output);
 	ck_assert_msg(test_count(run.output, "maps: ") == 1, "exactly one builtins: %s", run.output);
 	ck_assert_msg(test_contains(run.output, test_format("maps: %s\n", wheel.builtins)), "%s", run.output);
+}
+END_TEST
+
+/* The compile in every way in under policy (NULL: the default), each against the plain run under
+   plain_env: the same result line, never a signal. */
+static void check_every_way_in_like_plain(const char *label, const char *const *plain_env, const char *extra, const char *policy,
+					  const char *nvrtc)
+{
+	char *compile = test_format("nvrtc %s", nvrtc);
+	const char *settings[3] = { NULL };
+	size_t n = 0;
+	if (extra)
+		settings[n++] = extra;
+	if (policy)
+		settings[n++] = policy;
+	struct standin_runs runs = { .label = test_format("%s, %s", label, policy ? policy : "fallback"), .plain_run = test_probe_without_cache,
+				     .run = test_probe_without_cache, .plain_env = plain_env, .plain_args = compile, .args = compile,
+				     .result = "nvrtc compile: " };
+	standin_check_every_way_in(&runs, settings, nvrtc);
+	runs.label = test_format("%s, the launcher", runs.label);
+	runs.run = launched;
+	runs.env = settings;
+	standin_check_like_plain(&runs);
+	if (test_glibc_at_least(2, 34)) { /* the audit front answers from 2.34 */
+		runs.label = test_format("%s --audit", runs.label);
+		runs.run = launched_audit;
+		standin_check_like_plain(&runs);
+	}
+}
+
+/* The real builtins cut to their first 3,000,000 bytes beside NVRTC (an interrupted pip install, a
+   concurrent upgrade on a shared file system, a full disk). Without the runtime the compile fails
+   cleanly; with it, in every way in and under both policies, the copy is skipped and the compile
+   fails the same way, never a signal. With a good copy on LD_LIBRARY_PATH, which the loader takes
+   without the runtime, the compile works in every way in (coherent would prefer the asker's own
+   folder's copy, were it whole). */
+START_TEST(test_real_nvrtc_with_cut_builtins_is_never_worse_than_without_the_runtime)
+{
+	struct nvrtc_wheel wheel = nvrtc_wheel();
+	ck_assert_int_eq(truncate(wheel.builtins, 3000000), 0);
+	struct test_run plain = test_probe_without_cache(no_env, test_format("nvrtc %s", wheel.nvrtc));
+	ck_assert_msg(test_contains(plain.output, "nvrtc compile: failed: nvrtc: error: failed to open libnvrtc-builtins.so.13.0."), "%s",
+		      plain.output);
+	const char *policies[] = { NULL, "NVINTERPOSE_POLICY=coherent" };
+	char *good = test_format("LD_LIBRARY_PATH=%s", lib64);
+	const char *good_env[] = { good, NULL };
+	for (size_t i = 0; i < 2; i++) {
+		check_every_way_in_like_plain("cut builtins", no_env, NULL, policies[i], wheel.nvrtc);
+		check_every_way_in_like_plain("cut builtins, a good copy on LD_LIBRARY_PATH", good_env, good, policies[i], wheel.nvrtc);
+	}
 }
 END_TEST
 
@@ -215,6 +303,31 @@ START_TEST(test_real_program_linked_against_split_cusparse_starts_with_launcher_
 }
 END_TEST
 
+/* A program linked against the real cuSPARSE whose sibling wheel's nvJitLink is cut to its first
+   3,000,000 bytes: without the runtime it cannot start (exit 127); under the audit front, with
+   either policy, the same, never a signal. */
+START_TEST(test_real_program_with_a_cut_sibling_nvjitlink_fails_to_start_as_without_the_runtime)
+{
+	char *root = test_tmpdir();
+	char *folder = test_format("%s/site-packages/nvidia/cusparse/lib", root);
+	char *jitlink_folder = test_format("%s/site-packages/nvidia/nvjitlink/lib", root);
+	char *cusparse = test_format("%s/libcusparse.so.12", test_mkdirs(folder));
+	ck_assert_int_eq(symlink(test_format("%s/libcusparse.so.12", lib64), cusparse), 0);
+	char *nvjitlink = test_format("%s/libnvJitLink.so.13", test_mkdirs(jitlink_folder));
+	test_copy_file(test_format("%s/libnvJitLink.so.13", lib64), nvjitlink);
+	char *program = linked_program(root, cusparse, "cusparseGetVersion",
+				       test_format("-Wl,-rpath-link,'%s' -Wl,--enable-new-dtags,-rpath,'%s'", jitlink_folder, folder));
+	ck_assert_int_eq(truncate(nvjitlink, 3000000), 0);
+	struct test_run plain = start_without_cache(NULL, program);
+	ck_assert_msg(plain.status == 127, "%d: %s", plain.status, plain.output);
+	const char *options[] = { "--audit", "--audit --policy=coherent" };
+	for (size_t i = 0; i < 2; i++) {
+		struct test_run run = start_without_cache(options[i], program);
+		ck_assert_msg(run.status == 127, "%s: the plain run's exit 127, not %d: %s", options[i], run.status, run.output);
+	}
+}
+END_TEST
+
 /* A program linked against the CUDA 13 wheel's libcusolverMg.so.12, which has no RUNPATH: its
    nvJitLink, cuBLAS and cuBLASLt beside it in nvidia/cu13/lib are not found for it, though the
    program's RUNPATH names that folder (links to the toolkit's files: cuBLASLt is 500 MB). */
@@ -312,15 +425,20 @@ int main(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_real_nvrtc_compile_fails_without_the_runtime);
 	tcase_add_test(tc, test_real_nvrtc_compiles_with_the_runtime_preloaded);
+	tcase_add_test(tc, test_real_nvrtc_loaded_with_deepbind_compiles_with_the_runtime_preloaded);
 	tcase_add_test(tc, test_real_nvrtc_compiles_through_the_launcher);
+	if (test_glibc_at_least(2, 34)) /* the audit front answers from 2.34 */
+		tcase_add_test(tc, test_real_nvrtc_through_the_launcher_with_audit_reports_its_redirect);
 	tcase_add_test(tc, test_real_nvrtc_compiles_with_the_runtime_attached_late);
 	tcase_add_test(tc, test_real_nvrtc_compiles_with_the_runtime_attached_before_it_and_no_rescan);
+	tcase_add_test(tc, test_real_nvrtc_with_cut_builtins_is_never_worse_than_without_the_runtime);
 	tcase_add_test(tc, test_real_cusparse_needs_the_sibling_wheels_nvjitlink);
 	tcase_add_test(tc, test_real_cusparse_by_path_loads_with_the_runtime_attached_before_it);
 	tcase_add_test(tc, test_real_cusparse_with_a_system_nvjitlink_first_on_the_path);
 	if (test_glibc_at_least(2, 34)) { /* the audit front answers from 2.34 (src/linux/start.h) */
 		tcase_add_test(tc, test_real_program_linked_against_split_cusparse_starts_with_launcher_audit);
 		tcase_add_test(tc, test_real_program_linked_against_cusolvermg_starts_with_launcher_audit);
+		tcase_add_test(tc, test_real_program_with_a_cut_sibling_nvjitlink_fails_to_start_as_without_the_runtime);
 	} else {
 		printf("skipped: the audit front with the real binaries (glibc %s; it answers from 2.34)\n", gnu_get_libc_version());
 	}

@@ -8,6 +8,7 @@
 #include "elf_check.h"
 #include "elf_corpus.h"
 #include "linux/dynamic.h"
+#include "standins.h"
 
 #include <dirent.h>
 #include <elf.h>
@@ -40,6 +41,7 @@ static char *dynamic_text(const struct dynamic_file *file)
 struct runtime_read {
 	int status; /* the child's exit status, or 128 + signal */
 	int error;  /* dynamic_read_file's answer */
+	bool whole;
 	char *dynamic;
 };
 
@@ -60,7 +62,7 @@ static struct runtime_read runtime_read_in_child(const char *path)
 		static struct dynamic_file file;
 		int error = dynamic_read_file(path, &file);
 		char *text = dynamic_text(&file);
-		dprintf(fd, "%d\n%s", error, text);
+		dprintf(fd, "%d %d\n%s", error, file.whole, text);
 		_exit(0);
 	}
 	int status = 0;
@@ -71,7 +73,9 @@ static struct runtime_read runtime_read_in_child(const char *path)
 	close(fd);
 	if (n > 0) {
 		char *newline = strchr(data, '\n');
-		result.error = atoi(data);
+		int whole = 0;
+		sscanf(data, "%d %d", &result.error, &whole);
+		result.whole = whole != 0;
 		result.dynamic = newline ? newline + 1 : data;
 	}
 	return result;
@@ -86,8 +90,9 @@ static bool is_own_class(const char *facts)
 	       data == (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB);
 }
 
-/* Both readers on one file; returns true when the oracle read it and the runtime's reader agreed. */
-static bool compare(const char *path, const char *label)
+/* Both readers on one file; returns true when the oracle read it and the runtime's reader agreed.
+   *whole (when not NULL) is then whether both found the file whole. */
+static bool compare_whole(const char *path, const char *label, bool *whole)
 {
 	struct elf_child_read oracle = elf_read_in_child(path, 30);
 	struct runtime_read ours = runtime_read_in_child(path);
@@ -98,9 +103,14 @@ static bool compare(const char *path, const char *label)
 	if (oracle_reads) {
 		ck_assert_msg(ours.error == 0 || ours.error == -E2BIG, "%s: libelf reads it, the runtime's reader says %s", label,
 			      strerror(-ours.error));
-		if (ours.error == 0)
+		if (ours.error == 0) {
 			ck_assert_msg(strcmp(ours.dynamic, oracle.dynamic) == 0, "%s: the readers differ\nruntime:\n%slibelf:\n%s", label,
 				      ours.dynamic, oracle.dynamic);
+			ck_assert_msg(ours.whole == oracle.whole, "%s: whole to the runtime's reader %d, to libelf's %d", label, ours.whole,
+				      oracle.whole);
+			if (whole)
+				*whole = ours.whole;
+		}
 	} else if (oracle.error != ELF_READER_OK) {
 		ck_assert_msg(ours.error != 0, "%s: libelf refuses it (%s), the runtime's reader read\n%s", label, oracle.message,
 			      ours.dynamic);
@@ -108,6 +118,8 @@ static bool compare(const char *path, const char *label)
 	elf_child_read_free(&oracle);
 	return oracle_reads && ours.error == 0;
 }
+
+static bool compare(const char *path, const char *label) { return compare_whole(path, label, NULL); }
 
 /* A stand-in with every fact the readers report. */
 static char *standin(void)
@@ -140,12 +152,65 @@ START_TEST(test_broken_files_give_an_error_or_the_same_facts)
 	struct elf_corpus_file *files = NULL;
 	size_t count = elf_corpus_write(standin(), folder, &files);
 	ck_assert_uint_gt(count, 50);
-	size_t agreed = 0;
-	for (size_t i = 0; i < count; i++)
-		agreed += compare(files[i].path, files[i].name);
-	/* Some damage is where neither reader looks: those files must read, and the same. */
+	size_t agreed = 0, cut = 0;
+	for (size_t i = 0; i < count; i++) {
+		bool whole = true;
+		if (compare_whole(files[i].path, files[i].name, &whole)) {
+			agreed++;
+			cut += !whole;
+		}
+	}
+	/* Some damage is where neither reader looks: those files must read, and the same. Some of
+	   them the loader cannot map whole (a truncation after the strings, a segment claiming more
+	   than the file has): both readers must say so. */
 	ck_assert_msg(agreed > 0, "no corpus file read alike");
+	ck_assert_msg(cut > 0, "no corpus file read alike and found cut short");
 	elf_corpus_free(files, count);
+}
+END_TEST
+
+/* A copy cut short inside its last load segment (an interrupted install) still reads, headers,
+   dynamic section and strings, but the loader would map past its end: both readers say it is not
+   whole; uncut, it is. */
+START_TEST(test_copy_cut_inside_a_load_segment_reads_but_is_not_whole)
+{
+	char *path = test_format("%s/libnvrtc-builtins.so.77.1", test_tmpdir());
+	test_build_library("value.c", path, "libnvrtc-builtins.so.77.1", STANDIN_PADDING);
+	bool whole = false;
+	ck_assert(compare_whole(path, "uncut", &whole));
+	ck_assert_msg(whole, "the uncut copy is whole");
+	standin_cut_library(path, STANDIN_CUT_DATA);
+	ck_assert(compare_whole(path, "cut", &whole));
+	ck_assert_msg(!whole, "the cut copy is not whole");
+	static struct dynamic_file file;
+	ck_assert_int_eq(dynamic_read_file(path, &file), 0);
+	ck_assert(dynamic_file_is_compatible(&file) && !file.whole);
+}
+END_TEST
+
+/* The check before the load: the same file untouched is unchanged; rewritten in place, cut
+   short, or replaced by another file under its name, it is not. */
+START_TEST(test_a_file_rewritten_since_its_read_is_changed)
+{
+	char *folder = test_tmpdir();
+	char *path = test_format("%s/libnvrtc-builtins.so.77.1", folder), *other = test_format("%s/other", folder);
+	standin_builtins(path, 42, NULL);
+	static struct dynamic_file file;
+	ck_assert_int_eq(dynamic_read_file(path, &file), 0);
+	ck_assert(dynamic_file_unchanged(path, &file.identity));
+	ck_assert_int_eq(truncate(path, file.identity.size - 1), 0);
+	ck_assert(!dynamic_file_unchanged(path, &file.identity));
+	ck_assert_int_eq(dynamic_read_file(path, &file), 0);
+	standin_builtins(other, 42, "libnvrtc-builtins.so.77.1");
+	ck_assert_int_eq(rename(other, path), 0);
+	ck_assert(!dynamic_file_unchanged(path, &file.identity));
+	ck_assert_int_eq(dynamic_read_file(path, &file), 0);
+	FILE *out = fopen(path, "r+b");
+	ck_assert_ptr_nonnull(out);
+	fputc(0x7f, out); /* the same byte again: only the change time says it was written */
+	fclose(out);
+	ck_assert(!dynamic_file_unchanged(path, &file.identity));
+	ck_assert(!dynamic_file_unchanged(test_format("%s/missing", folder), &file.identity));
 }
 END_TEST
 
@@ -334,7 +399,9 @@ START_TEST(test_same_facts_as_libelf_over_the_toolkit)
 		if (strncmp(entry->d_name, "lib", 3) != 0 || !strstr(entry->d_name, ".so."))
 			continue;
 		char *path = test_format("%s/%s", lib64, entry->d_name);
-		ck_assert_msg(compare(path, path), "%s: not read alike", path);
+		bool whole = false;
+		ck_assert_msg(compare_whole(path, path, &whole), "%s: not read alike", path);
+		ck_assert_msg(whole, "%s: a real library the loader maps whole is not found whole", path);
 		compared++;
 	}
 	closedir(dir);
@@ -359,6 +426,8 @@ int main(int argc, char **argv)
 	} else {
 		tcase_add_test(tc, test_same_facts_as_libelf_for_a_standin);
 		tcase_add_test(tc, test_broken_files_give_an_error_or_the_same_facts);
+		tcase_add_test(tc, test_copy_cut_inside_a_load_segment_reads_but_is_not_whole);
+		tcase_add_test(tc, test_a_file_rewritten_since_its_read_is_changed);
 		tcase_add_test(tc, test_hostile_paths_give_an_error);
 		tcase_add_test(tc, test_file_truncated_while_read_gives_an_error_never_a_signal);
 		tcase_add_test(tc, test_strtab_of_a_writable_dynamic_section_is_relocated_in_place);

@@ -58,6 +58,77 @@ START_TEST(test_late_attach_before_nvrtc_without_patching_needs_rescan)
 }
 END_TEST
 
+/* A copy of the builtins cut short beside NVRTC (an interrupted install): under either policy the
+   runtime skips it, and the program gets the plain loader's answer, never a signal. */
+START_TEST(test_cut_builtins_beside_nvrtc_are_skipped_never_a_signal)
+{
+	for (int cut = 0; cut < STANDIN_CUTS; cut++)
+		for (int coherent = 0; coherent < 2; coherent++) {
+			struct standin_wheel wheel = standin_nvrtc_wheel(0);
+			standin_cut_builtins(wheel.builtins, cut);
+			const char *env[] = { standin_preload(), coherent ? "NVINTERPOSE_POLICY=coherent" : NULL, NULL };
+			char *args = test_format("call %s nvrtc_like_compile", wheel.nvrtc);
+			standin_check_like_plain(&(struct standin_runs){
+				.label = test_format("%s, %s", standin_cut_name(cut), coherent ? "coherent" : "fallback"),
+				.plain_env = no_env, .plain_args = args, .env = env, .args = args, .result = "call nvrtc_like_compile: " });
+		}
+}
+END_TEST
+
+/* NVRTC loaded with RTLD_DEEPBIND (cuda.pathfinder loads cuFFTMp so) looks its own dlopen up in
+   its own scope first, where libc defines it, before the preloaded hooks. Its builtins are still
+   found, registered and logged, bound now or lazily; libc's dynamic-symbol entries are what lead
+   to the hooks, no GOT slot is written (another interposer's would stay its own). Without the
+   patching (NVINTERPOSE_PATCH=0) the loads bypass the runtime, as a warning says. */
+START_TEST(test_deep_bound_nvrtc_still_reaches_the_hooks)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	const char *modes[] = { "now,deepbind", "lazy,deepbind" };
+	for (size_t i = 0; i < 2; i++) {
+		char *args = test_format("open:%s %s call %s nvrtc_like_compile patches", modes[i], wheel.nvrtc, wheel.nvrtc);
+		struct test_run plain = test_probe(no_env, args);
+		ck_assert_msg(test_contains(plain.output, "call nvrtc_like_compile: -1"), "%s", plain.output);
+		char *log = test_format("%s/events-%zu.jsonl", wheel.root, i);
+		const char *env[] = { standin_preload(), test_format("NVINTERPOSE_LOG_FILE=%s", log), NULL };
+		struct test_run run = test_probe(env, args);
+		ck_assert_msg(test_contains(run.output, "call nvrtc_like_compile: 42"), "%s: %s", modes[i], run.output);
+		char *redirect = test_find_event(log, "redirect", "name", "libnvrtc-builtins.so.77.1");
+		ck_assert_msg(redirect && strcmp(test_event_value(redirect, "caller"), wheel.nvrtc) == 0, "%s", test_read_file(log));
+		char *registered = test_find_event(log, "register", "path", wheel.nvrtc);
+		ck_assert_msg(registered && strcmp(test_event_value(registered, "reason"), "loaded by path") == 0, "the request was seen: %s",
+			      test_read_file(log));
+		ck_assert_msg(test_contains(run.output, "dlopen dynsym patched") && !test_contains(run.output, " got "), "%s", run.output);
+	}
+	const char *off[] = { standin_preload(), "NVINTERPOSE_PATCH=0", "NVINTERPOSE_LOG=warn", NULL };
+	struct test_run run = test_probe(off, test_format("open:now,deepbind %s call %s nvrtc_like_compile", wheel.nvrtc, wheel.nvrtc));
+	ck_assert_msg(test_contains(run.output, "call nvrtc_like_compile: -1"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("%s is loaded with RTLD_DEEPBIND and libc is left alone (NVINTERPOSE_PATCH=0)", wheel.nvrtc)),
+		      "%s", run.output);
+}
+END_TEST
+
+/* NVRTC's builtins in two wheel siblings, nvidia/Zeta/lib and nvidia/alpha/lib: the runtime takes
+   the first in byte order (Zeta), also in a program that calls setlocale(LC_ALL, "") under a locale
+   that collates "alpha" first. The inspector predicts the same (tests/../inspect/tests). */
+START_TEST(test_wheel_sibling_choice_does_not_follow_the_locale)
+{
+	char *locales = standin_collating_locales();
+	if (!locales)
+		return;
+	struct standin_wheel wheel = standin_nvrtc_wheel(0);
+	char *nvidia = test_format("%s/site-packages/nvidia", wheel.root);
+	standin_builtins(test_format("%s/libnvrtc-builtins.so.77.1", test_mkdirs(test_format("%s/Zeta/lib", nvidia))), 1, NULL);
+	standin_builtins(test_format("%s/libnvrtc-builtins.so.77.1", test_mkdirs(test_format("%s/alpha/lib", nvidia))), 2, NULL);
+	const char *languages[] = { "C", "en_US.UTF-8" };
+	for (size_t i = 0; i < 2; i++) {
+		const char *env[] = { standin_preload(), test_format("LOCPATH=%s", locales), test_format("LC_ALL=%s", languages[i]), NULL };
+		struct test_run run = test_probe(env, test_format("setlocale call %s nvrtc_like_compile", wheel.nvrtc));
+		ck_assert_msg(test_contains(run.output, test_format("setlocale: %s\n", languages[i])), "%s", run.output);
+		ck_assert_msg(test_contains(run.output, "call nvrtc_like_compile: 1\n"), "%s: Zeta's: %s", languages[i], run.output);
+	}
+}
+END_TEST
+
 START_TEST(test_load_by_path_registers_its_folder)
 {
 	struct standin_wheel wheel = standin_nvrtc_wheel(0);
@@ -333,6 +404,9 @@ int main(void)
 	tcase_add_test(tc, test_preloaded_runtime_finds_builtins_beside_nvrtc);
 	tcase_add_test(tc, test_late_attach_loads_builtins_for_loaded_nvrtc);
 	tcase_add_test(tc, test_late_attach_before_nvrtc_without_patching_needs_rescan);
+	tcase_add_test(tc, test_cut_builtins_beside_nvrtc_are_skipped_never_a_signal);
+	tcase_add_test(tc, test_deep_bound_nvrtc_still_reaches_the_hooks);
+	tcase_add_test(tc, test_wheel_sibling_choice_does_not_follow_the_locale);
 	tcase_add_test(tc, test_load_by_path_registers_its_folder);
 	tcase_add_test(tc, test_origin_is_the_loaded_path_not_realpath);
 	tcase_add_test(tc, test_origin_of_a_relative_name_is_fixed_at_its_load);

@@ -267,6 +267,35 @@ START_TEST(test_report_counts_a_miss)
 }
 END_TEST
 
+/* 500 identical misses (NVRTC-like asking for its builtins) and one of the program's own: one
+   warning and one "miss" event for each (name, asker folder), and the report counts them all,
+   the repeated one "(500 times)". */
+START_TEST(test_repeated_misses_are_reported_once_and_counted)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(0);
+	char *log = test_format("%s/events.jsonl", wheel.root);
+	const char *env[] = { standin_preload(), "NVINTERPOSE_LOG=warn", log_setting(log), NULL };
+	char *calls = test_format("'%s' open libnvrtc-builtins.so.77.1", test_setting("NVI_PROBE"));
+	for (int i = 0; i < 500; i++)
+		calls = test_format("%s call '%s' nvrtc_like_compile", calls, wheel.nvrtc);
+	struct test_run run = shell(env, test_format("NVINTERPOSE_REPORT=$$ exec %s", calls));
+	ck_assert_uint_eq(test_count(run.output, "call nvrtc_like_compile: -1"), 500);
+	ck_assert_msg(test_count(run.output, "nvinterpose: warning: libnvrtc-builtins.so.77.1 wanted by ") == 2, "%s", run.output);
+	ck_assert_msg(test_count(run.output, test_format("nvinterpose: warning: libnvrtc-builtins.so.77.1 wanted by %s ", wheel.nvrtc)) == 1,
+		      "%s", run.output);
+	char **lines;
+	size_t count = test_event_lines(log, &lines), misses = 0;
+	for (size_t i = 0; i < count; i++)
+		misses += strcmp(test_event_value(lines[i], "event"), "miss") == 0;
+	ck_assert_msg(misses == 2, "%zu miss events:\n%s", misses, test_read_file(log));
+	ck_assert_msg(test_contains(run.output, ": 1 origins registered, 0 redirects, 501 misses, 0 mixed origins\n"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("nvinterpose: report: miss libnvrtc-builtins.so.77.1 wanted by %s (dlopen by bare name): looked in ",
+							    wheel.nvrtc)) &&
+		      test_contains(run.output, " places (500 times)\n"), "%s", run.output);
+	ck_assert_uint_eq(test_count(run.output, "(500 times)"), 1);
+}
+END_TEST
+
 /* The children that inherit the setting print nothing; each writes its own summary, naming the
    process the report is for. (bash, which ends with exit(); dash ends with _exit, which runs no
    exit handler and so prints no report.) */
@@ -321,6 +350,7 @@ int main(void)
 	tcase_add_test(tc, test_places_are_looked_up_only_when_someone_reads_them);
 	tcase_add_test(tc, test_report_lists_what_the_process_did);
 	tcase_add_test(tc, test_report_counts_a_miss);
+	tcase_add_test(tc, test_repeated_misses_are_reported_once_and_counted);
 	tcase_add_test(tc, test_report_is_printed_once_for_the_process_it_names);
 	tcase_add_test(tc, test_report_setting_that_is_no_pid_is_refused);
 	suite_add_tcase(suite, tc);

@@ -8,13 +8,31 @@
 #include "libnames.h"
 #include "registry.h"
 #include "search.h"
+#include "standins.h"
 
+#include <dirent.h>
+#include <dlfcn.h>
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #define NAME "libnvJitLink.so.13"
+
+/* The listings of one folder, counted: the rooms linked into this program call this opendir. */
+static const char *counted_folder;
+static int listings;
+
+DIR *opendir(const char *name)
+{
+	static DIR *(*real_opendir)(const char *);
+	if (!real_opendir)
+		real_opendir = (DIR * (*)(const char *)) dlsym(RTLD_NEXT, "opendir");
+	if (counted_folder && strcmp(name, counted_folder) == 0)
+		listings++;
+	return real_opendir(name);
+}
 #define MAX_VISITS 32
 
 struct visits {
@@ -230,6 +248,93 @@ START_TEST(test_wheel_sibling_is_found_beside_the_caller_folder)
 }
 END_TEST
 
+/* Siblings are visited in byte order (strcmp: "Zeta" before "alpha"), also in a process whose
+   locale collates otherwise (en_US.UTF-8 puts "alpha" first), as the inspector predicts. */
+START_TEST(test_wheel_siblings_come_in_byte_order_whatever_the_locale)
+{
+	char *locales = standin_collating_locales();
+	if (!locales)
+		return;
+	char *root = test_tmpdir();
+	const char *caller = test_mkdirs(test_format("%s/site-packages/nvidia/cusparse/lib", root));
+	char *zeta = folder_with_file(test_format("%s/site-packages/nvidia/Zeta/lib", root));
+	char *alpha = folder_with_file(test_format("%s/site-packages/nvidia/alpha/lib", root));
+	ck_assert_int_eq(setenv("LOCPATH", locales, 1), 0);
+	ck_assert_ptr_nonnull(setlocale(LC_ALL, "en_US.UTF-8"));
+	ck_assert_int_lt(strcoll("alpha", "Zeta"), 0); /* the locale would put alpha first */
+	char **names = NULL;
+	int n = platform_list_folder(test_format("%s/site-packages/nvidia", root), &names);
+	ck_assert_int_eq(n, 3);
+	ck_assert_str_eq(names[0], "Zeta");
+	ck_assert_str_eq(names[1], "alpha");
+	ck_assert_str_eq(names[2], "cusparse");
+	platform_free_names(names, n);
+	struct search_request request = { .name = NAME, .caller_folder = caller };
+	struct visits visits = { 0 };
+	ck_assert(!search_candidates(&request, record_visit, &visits));
+	ck_assert_uint_eq(visits.count, 2);
+	assert_visit(&visits, 0, zeta, SEARCH_WHEEL_SIBLING);
+	assert_visit(&visits, 1, alpha, SEARCH_WHEEL_SIBLING);
+	setlocale(LC_ALL, "C");
+}
+END_TEST
+
+/* A wheel root, ROOT/site-packages/nvidia, whose listings are counted from now on, with cusparse/lib
+   (the caller's folder, in *caller) and nvjitlink/lib holding NAME (in *sibling). */
+static char *counted_wheel_root(const char **caller, char **sibling)
+{
+	char *nvidia = test_format("%s/site-packages/nvidia", test_tmpdir());
+	*caller = test_mkdirs(test_format("%s/cusparse/lib", nvidia));
+	*sibling = folder_with_file(test_format("%s/nvjitlink/lib", nvidia));
+	counted_folder = nvidia;
+	listings = 0;
+	return nvidia;
+}
+
+/* The caller's folder and a registered origin in one wheel root: a walk lists the root once. */
+START_TEST(test_a_walk_lists_a_wheel_root_once)
+{
+	const char *caller;
+	char *sibling;
+	char *nvidia = counted_wheel_root(&caller, &sibling);
+	register_origin(test_mkdirs(test_format("%s/cuda_nvrtc/lib", nvidia)));
+	struct search_request request = { .name = NAME, .caller_folder = caller };
+	struct visits visits = { 0 };
+	ck_assert(!search_candidates(&request, record_visit, &visits));
+	ck_assert_int_eq(listings, 1);
+	ck_assert_uint_eq(visits.count, 1);
+	assert_visit(&visits, 0, sibling, SEARCH_WHEEL_SIBLING);
+	counted_folder = NULL;
+}
+END_TEST
+
+/* A wheel root that has not changed for a while (its change time settled) is listed once in a
+   process; a package folder added there changes it, and the next walk lists it again and finds
+   what the new folder holds. */
+START_TEST(test_a_settled_wheel_root_is_listed_again_only_once_it_changed)
+{
+	const char *caller;
+	char *sibling;
+	char *nvidia = counted_wheel_root(&caller, &sibling);
+	sleep(2); /* settled: a change time over a second in the past (src/platform.h) */
+	struct search_request request = { .name = NAME, .caller_folder = caller };
+	for (int walk = 0; walk < 3; walk++) {
+		struct visits visits = { 0 };
+		ck_assert(!search_candidates(&request, record_visit, &visits));
+		ck_assert_uint_eq(visits.count, 1);
+	}
+	ck_assert_int_eq(listings, 1);
+	char *added = folder_with_file(test_format("%s/added/lib", nvidia));
+	struct visits visits = { 0 };
+	ck_assert(!search_candidates(&request, record_visit, &visits));
+	ck_assert_int_eq(listings, 2);
+	ck_assert_uint_eq(visits.count, 2);
+	assert_visit(&visits, 0, added, SEARCH_WHEEL_SIBLING);
+	assert_visit(&visits, 1, sibling, SEARCH_WHEEL_SIBLING);
+	counted_folder = NULL;
+}
+END_TEST
+
 START_TEST(test_folder_not_shaped_like_a_wheel_gets_no_siblings)
 {
 	char *root = test_tmpdir();
@@ -326,6 +431,9 @@ int main(void)
 	tcase_add_test(tc, test_names_with_a_slash_or_empty_produce_no_visit);
 	tcase_add_test(tc, test_wheel_sibling_is_found_beside_a_registered_origin);
 	tcase_add_test(tc, test_wheel_sibling_is_found_beside_the_caller_folder);
+	tcase_add_test(tc, test_wheel_siblings_come_in_byte_order_whatever_the_locale);
+	tcase_add_test(tc, test_a_walk_lists_a_wheel_root_once);
+	tcase_add_test(tc, test_a_settled_wheel_root_is_listed_again_only_once_it_changed);
 	tcase_add_test(tc, test_folder_not_shaped_like_a_wheel_gets_no_siblings);
 	tcase_add_test(tc, test_nvinterpose_path_entry_with_trailing_slash_gives_a_clean_path);
 	tcase_add_loop_test(tc, test_wheel_root_is_the_nvidia_folder_two_levels_above_lib, 0,

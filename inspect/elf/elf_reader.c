@@ -27,6 +27,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Newer than some C libraries' elf.h (glibc 2.36 and 2.32). */
+#ifndef DT_RELR
+#define DT_RELRSZ 35
+#define DT_RELR 36
+#endif
+#ifndef PT_GNU_PROPERTY
+#define PT_GNU_PROPERTY 0x6474e553
+#endif
+
 /* The longest string copied out of a file. Real DT_RUNPATHs are a few hundred bytes; without a
    bound, 256 DT_NEEDED entries naming one huge unterminated-looking string would copy it 256 times. */
 #define ELF_READER_MAX_STRING 65536
@@ -298,6 +307,45 @@ static enum elf_reader_error read_interpreter(struct reader *reader, const GElf_
 	return copy_string(reader, phdr->p_offset, phdr->p_filesz, "PT_INTERP", &facts->interp);
 }
 
+/* ---- whether the loader can map it whole ----
+   glibc maps each load segment's bytes of the file and reads some program headers and the tables
+   the dynamic section names in memory, never asking the file's size: a page past the end is a
+   SIGBUS, an address outside the segments a SIGSEGV. */
+
+/* [address, address + size) in the memory of some PT_LOAD (size 0: the byte at address). */
+static bool in_load_memory(const struct reader *reader, uint64_t address, uint64_t size)
+{
+	for (size_t i = 0; i < reader->phnum; i++) {
+		const GElf_Phdr *phdr = &reader->phdrs[i];
+		if (phdr->p_type == PT_LOAD && address >= phdr->p_vaddr && address - phdr->p_vaddr < phdr->p_memsz &&
+		    (size ? size : 1) <= phdr->p_memsz - (address - phdr->p_vaddr))
+			return true;
+	}
+	return false;
+}
+
+static bool segments_whole(const struct reader *reader)
+{
+	for (size_t i = 0; i < reader->phnum; i++) {
+		const GElf_Phdr *phdr = &reader->phdrs[i];
+		switch (phdr->p_type) {
+		case PT_LOAD:
+			if (!inside_file(reader, phdr->p_offset, phdr->p_filesz))
+				return false;
+			break;
+		case PT_DYNAMIC:
+		case PT_TLS:
+		case PT_NOTE:
+		case PT_GNU_PROPERTY:
+		case PT_PHDR:
+			if (phdr->p_filesz && !in_load_memory(reader, phdr->p_vaddr, phdr->p_filesz))
+				return false;
+			break;
+		}
+	}
+	return true;
+}
+
 /* The string table as the loader sees it: DT_STRTAB's address in a load segment's file image,
    DT_STRSZ bytes long, all of it inside that image and the file. */
 struct string_table {
@@ -335,6 +383,16 @@ static enum elf_reader_error read_dynamic_string(struct reader *reader, const st
 	return copy_string(reader, table->offset + index, table->size - index, what, out);
 }
 
+/* The tables the loader reads through the dynamic section: the tag of each, and the tag of its
+   size (DT_NULL where only its contents tell). */
+static const int64_t table_tags[][2] = {
+	{ DT_STRTAB, DT_STRSZ }, { DT_SYMTAB, DT_NULL },	  { DT_HASH, DT_NULL },	      { DT_GNU_HASH, DT_NULL },
+	{ DT_RELA, DT_RELASZ },	 { DT_JMPREL, DT_PLTRELSZ },	  { DT_RELR, DT_RELRSZ },      { DT_VERSYM, DT_NULL },
+	{ DT_VERDEF, DT_NULL },	 { DT_VERNEED, DT_NULL },	  { DT_INIT_ARRAY, DT_INIT_ARRAYSZ },
+	{ DT_FINI_ARRAY, DT_FINI_ARRAYSZ },			  { DT_INIT, DT_NULL },	      { DT_FINI, DT_NULL },
+};
+#define TABLE_COUNT (sizeof(table_tags) / sizeof(table_tags[0]))
+
 /* The entries the facts need, as string table offsets; where a tag repeats, the loader keeps the
    last (its l_info[tag]), and so does this. */
 struct dynamic_entries {
@@ -342,7 +400,30 @@ struct dynamic_entries {
 	uint64_t strtab, strsz, soname, rpath, runpath;
 	size_t needed_count;
 	uint64_t needed[ELF_READER_MAX_NEEDED];
+	/* Every table the loader reads in memory: its start, and its length where a tag gives it. */
+	bool has_table[TABLE_COUNT];
+	uint64_t table[TABLE_COUNT], table_size[TABLE_COUNT];
 };
+
+/* Where the dynamic section's address and size tags go in dynamic_entries' tables. */
+static void note_table(struct dynamic_entries *entries, const GElf_Dyn *dyn)
+{
+	for (size_t t = 0; t < TABLE_COUNT; t++)
+		if (dyn->d_tag == table_tags[t][0]) {
+			entries->has_table[t] = true;
+			entries->table[t] = dyn->d_un.d_ptr;
+		} else if (table_tags[t][1] != DT_NULL && dyn->d_tag == table_tags[t][1]) {
+			entries->table_size[t] = dyn->d_un.d_val;
+		}
+}
+
+static bool tables_whole(const struct reader *reader, const struct dynamic_entries *entries)
+{
+	for (size_t t = 0; t < TABLE_COUNT; t++)
+		if (entries->has_table[t] && !in_load_memory(reader, entries->table[t], entries->table_size[t]))
+			return false;
+	return true;
+}
 
 static enum elf_reader_error collect_dynamic_entries(struct reader *reader, const GElf_Phdr *phdr,
 						     struct dynamic_entries *entries, struct elf_facts *facts)
@@ -377,6 +458,8 @@ static enum elf_reader_error collect_dynamic_entries(struct reader *reader, cons
 			if ((error = translate(reader, ELF_T_DYN, &dyn, sizeof(dyn), "dynamic entry")))
 				return error;
 		}
+		if (dyn.d_tag != DT_NULL)
+			note_table(entries, &dyn);
 		switch (dyn.d_tag) {
 		case DT_NULL:
 			return ELF_READER_OK;
@@ -407,6 +490,7 @@ static enum elf_reader_error read_dynamic(struct reader *reader, const GElf_Phdr
 	error = collect_dynamic_entries(reader, phdr, entries, facts);
 	if (error != ELF_READER_OK)
 		goto out;
+	facts->whole = facts->whole && tables_whole(reader, entries);
 	if (entries->has_soname || entries->has_rpath || entries->has_runpath || entries->needed_count > 0) {
 		error = find_string_table(reader, entries->has_strtab, entries->strtab, entries->has_strsz,
 					  entries->strsz, &table);
@@ -438,6 +522,7 @@ static enum elf_reader_error read_segments(struct reader *reader, struct elf_fac
 	GElf_Phdr dynamic = { 0 };
 	bool has_dynamic = false, has_interp = false;
 	enum elf_reader_error error;
+	facts->whole = segments_whole(reader);
 	for (size_t i = 0; i < reader->phnum; i++) {
 		const GElf_Phdr *phdr = &reader->phdrs[i];
 		if (phdr->p_type == PT_DYNAMIC && phdr->p_filesz > 0) {

@@ -23,6 +23,12 @@ struct elf_facts {
 	uint16_t machine;
 	uint16_t type;           /* ET_DYN, ET_EXEC, ... */
 	bool has_dynamic;        /* a PT_DYNAMIC was found and read */
+	/* The loader can map it whole: every PT_LOAD's file image inside the file; the dynamic
+	   section, the TLS image, the notes and the program headers (what the loader reads in memory)
+	   inside the load segments, and so the tables the dynamic section names (strings, symbols,
+	   hashes, relocations, versions, initializers). The runtime uses no copy that is not
+	   (src/linux/dynamic.h, whole; this reader is its oracle). */
+	bool whole;
 	char *interp;            /* PT_INTERP, or NULL */
 	char *soname;            /* DT_SONAME, or NULL */
 	char *rpath;             /* DT_RPATH as written (tokens unexpanded), or NULL */

@@ -42,6 +42,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -75,6 +76,40 @@ unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *cookie)
 	return 0;
 }
 
+/* True when requester is a copy of the runtime: this file, or one of its name, preloaded in the
+   program's namespace. Its loads by name (lookup.h, by_name_first) ask the loader for its own
+   answer, ld.so.cache included, before it loads its own copy by path and reports that as a
+   redirect, with the real asker and the step: answered here, they would be counted nowhere and
+   logged with the runtime as their caller. */
+static bool is_runtime(const struct link_map *requester)
+{
+	static const char *own;
+	static struct stat own_file;
+	struct stat file;
+	if (!own) { /* la_objsearch runs under the loader's lock: one thread at a time */
+		struct link_map *self = lookup_object_at((const void *)is_runtime);
+		if (!self || !self->l_name || !self->l_name[0] || stat(self->l_name, &own_file) != 0)
+			return false;
+		own = self->l_name;
+	}
+	const char *path = requester->l_name;
+	return path && path[0] &&
+	       (strcmp(libnames_basename(path), libnames_basename(own)) == 0 ||
+		(stat(path, &file) == 0 && file.st_dev == own_file.st_dev && file.st_ino == own_file.st_ino));
+}
+
+/* At exit, in the audit copy: the report of what it answered and registered, as the preload copy
+   (preload.c) reports what it did; the two copies share no data. */
+__attribute__((destructor)) static void report_audit_front(void)
+{
+	int saved_errno = errno;
+	if (start_in_audit_namespace() && !config_get()->disabled) {
+		report_name_front("audit front");
+		report_at_exit();
+	}
+	errno = saved_errno;
+}
+
 char *la_objsearch(const char *name, uintptr_t *cookie, unsigned int flag)
 {
 	const struct config *config = config_get();
@@ -90,6 +125,10 @@ char *la_objsearch(const char *name, uintptr_t *cookie, unsigned int flag)
 		return (char *)name;
 	}
 	int saved_errno = errno;
+	if (is_runtime(requester)) {
+		errno = saved_errno;
+		return (char *)name;
+	}
 	char *answer = (char *)name;
 	struct lookup_load *load = malloc(sizeof(*load));
 	const char *asker = requester->l_name && requester->l_name[0] ? requester->l_name : loaded_program_path();
@@ -102,6 +141,7 @@ char *la_objsearch(const char *name, uintptr_t *cookie, unsigned int flag)
 		log_event(&(struct log_event){ .event = "audit-answer", .name = name, .path = answer, .caller = asker,
 					       .family = libnames[family].family, .policy = config_policy_name(config->policy),
 					       .reason = reason });
+		report_redirect("audit-answer", name, answer, asker);
 	} else {
 		answer = (char *)name;
 	}

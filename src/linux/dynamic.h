@@ -1,4 +1,5 @@
-/* The runtime's own small reader of dynamic sections: libc only, bounded, every offset checked. */
+/* The runtime's own small reader of dynamic sections: libc only, bounded, every offset checked.
+   Loaded objects are read in memory (dynamic.c), files about to be loaded with pread (dynamic_file.c). */
 #pragma once
 
 #include <link.h>
@@ -28,15 +29,39 @@ bool dynamic_has_nodeflib(const ElfW(Dyn) *dynamic);
 /* Whether a loaded object has a DT_RUNPATH (its DT_RPATH then counts for nobody). */
 bool dynamic_has_runpath(const ElfW(Dyn) *dynamic);
 
+/* The ELF header of the runtime's own object: the class, byte order and machine of every object
+   the loader maps into this process. */
+const ElfW(Ehdr) *dynamic_own_header(void);
+
+/* True when length bytes from start lie inside the memory of one of the PT_LOAD segments of phdr
+   (each at base + p_vaddr; base 0 for a file's own addresses). */
+bool dynamic_segments_hold(ElfW(Addr) base, const ElfW(Phdr) *phdr, size_t phnum, ElfW(Addr) start, size_t length);
+
+/* More entries than any real dynamic section holds: a bound for a missing DT_NULL. */
+#define DYNAMIC_MAX_ENTRIES 4096
 #define DYNAMIC_MAX_NEEDED 256
 #define DYNAMIC_MAX_PHDRS 64 /* real libraries have about a dozen */
 #define DYNAMIC_TEXT_BYTES 16384
+
+/* A file as a read found it: what dynamic_file_unchanged compares with the file there now. */
+struct dynamic_file_identity {
+	unsigned long long device, inode;
+	long long size;
+	long long changed_ns; /* its status change time: a write or a truncation sets it */
+};
 
 /* Facts of a file about to be loaded. The strings point into text. */
 struct dynamic_file {
 	unsigned char elf_class, data, osabi;
 	unsigned short machine, type;
 	bool has_dynamic;
+	/* The loader can map it whole: every PT_LOAD's file image lies inside the file, and what the
+	   loader reads in memory (the dynamic section, the TLS image, the notes, the program headers,
+	   each table the dynamic section names: strings, symbols, hashes, relocations, versions,
+	   initializers) inside the load segments. A file that is not would be a SIGBUS or a SIGSEGV
+	   in the loader or after it. */
+	bool whole;
+	struct dynamic_file_identity identity;
 	const char *interp;  /* PT_INTERP, or NULL */
 	const char *soname;  /* DT_SONAME, or NULL */
 	const char *rpath;   /* DT_RPATH as written, or NULL */
@@ -58,13 +83,19 @@ struct dynamic_file {
    past the reader's bounds, -EIO for a file that got shorter while it was read. */
 int dynamic_read_file(const char *path, struct dynamic_file *file);
 
+/* True when the file at path is still the one a read found (the same file, size and change time):
+   glibc opens a library again by its path, so a copy is checked again just before it is given
+   to the loader. */
+bool dynamic_file_unchanged(const char *path, const struct dynamic_file_identity *identity);
+
 /* True when the loader would accept a file read by dynamic_read_file for this process (its class,
    byte order and version were checked by the read): an OS ABI it takes, this machine, a shared
    object with a dynamic section. */
 bool dynamic_file_is_compatible(const struct dynamic_file *file);
 
 /* True when path is a regular file whose ELF header the loader would accept for this process:
-   same class, data encoding, version, machine and an OS ABI it takes, and a shared object. Reads
+   same class, data encoding, version, machine and an OS ABI it takes, and a shared object (what
+   glibc's open_verify checks before it takes a file it found; it may still be cut short). Reads
    one header and never blocks (a FIFO or a device is refused). */
 bool dynamic_file_is_loadable(const char *path);
 

@@ -160,6 +160,7 @@ struct finding {
 	char loader_path[PATH_MAX]; /* the loader's first hit, when loader_finds */
 	enum search_step step;
 	char candidate[PATH_MAX];   /* the runtime's first, or "" */
+	struct dynamic_file_identity identity; /* the candidate as it was checked */
 	/* For a DT_NEEDED name: the SONAME a candidate of the runtime's must have. The loader takes
 	   a loaded object for a DT_NEEDED name by its SONAME (or a name it was loaded under, which for
 	   the runtime's loads is a path): a copy without it would be loaded for nothing. */
@@ -176,12 +177,30 @@ static void clear_finding(struct finding *finding, const char *soname)
 	finding->soname = soname;
 }
 
-static bool has_soname(const char *path, const char *soname)
+/* A copy in one of the runtime's own places is loaded only when the loader can map it whole: a
+   shared object of this process's kind whose load segments lie inside the file, with what the
+   loader reads in memory inside them (dynamic_file.whole). A copy cut short by an interrupted
+   install would be mapped past its end: a SIGBUS in the host where the loader alone fails
+   cleanly. For a DT_NEEDED name it must also have that SONAME. The file is read once, here, for
+   every way in and every policy; its identity is kept for the check before the load. */
+static bool usable_candidate(const char *path, struct finding *finding)
 {
 	struct dynamic_file *file = malloc(sizeof(*file));
-	bool same = file && dynamic_read_file(path, file) == 0 && file->soname && strcmp(file->soname, soname) == 0;
+	int read = file ? dynamic_read_file(path, file) : -ENOMEM;
+	bool usable = false;
+	if (read != 0 || !dynamic_file_is_compatible(file))
+		log_message(LOG_INFO, "%s is not a shared object this process can load; skipped", path);
+	else if (!file->whole)
+		log_message(LOG_INFO, "%s is cut short or damaged (a part the loader maps lies outside the file); skipped", path);
+	else if (finding->soname && (!file->soname || strcmp(file->soname, finding->soname) != 0))
+		log_message(LOG_INFO, "%s does not have the SONAME %s, so the loader would not take it for that name; skipped", path,
+			    finding->soname);
+	else
+		usable = true;
+	if (usable)
+		finding->identity = file->identity;
 	free(file);
-	return same;
+	return usable;
 }
 
 static bool consider_candidate(const char *path, enum search_step step, enum loader_step loader_step, void *arg)
@@ -193,23 +212,18 @@ static bool consider_candidate(const char *path, enum search_step step, enum loa
 		finding->loader_path[0] = '\0';
 		return true;
 	}
-	if (!dynamic_file_is_loadable(path)) {
-		if (step != SEARCH_LOADER)
-			log_message(LOG_INFO, "%s is not a shared object this process can load; skipped", path);
-		return false;
-	}
-	if (step != SEARCH_LOADER && finding->soname && !has_soname(path, finding->soname)) {
-		log_message(LOG_INFO, "%s does not have the SONAME %s, so the loader would not take it for that name; skipped", path,
-			    finding->soname);
-		return false;
-	}
 	if (step == SEARCH_LOADER) {
+		/* The loader takes any file whose header it accepts (glibc's open_verify), whole or not. */
+		if (!dynamic_file_is_loadable(path))
+			return false;
 		finding->loader_finds = true;
 		strcpy(finding->loader_path, path);
-	} else {
-		finding->step = step;
-		strcpy(finding->candidate, path);
+		return true;
 	}
+	if (!usable_candidate(path, finding))
+		return false;
+	finding->step = step;
+	strcpy(finding->candidate, path);
 	return true;
 }
 
@@ -288,30 +302,34 @@ static bool is_shorter_version(const char *file, const char *name, int family)
 	       asked.version[length] == '.';
 }
 
-/* A shorter version of name in one of the folders looked in (the first found), into other: the
-   caller is then probably probing for a more exact version before it takes that one. */
+/* A shorter version of name in the first folder looked in that holds one (of several, the first
+   in byte order), into other: the caller is then probably probing for a more exact version before
+   it takes that one. */
 static bool other_version(const struct looked *looked, int family, const char *name, char *other, size_t size)
 {
 	for (size_t i = 0; i < looked->count && i < 64; i++) {
 		const char *folder = looked->places[i].folder;
 		DIR *dir = folder ? opendir(folder) : NULL;
-		struct dirent *entry;
-		bool found = false;
-		while (dir && !found && (entry = readdir(dir)))
-			found = is_shorter_version(entry->d_name, name, family) &&
-				snprintf(other, size, "%s/%s", folder, entry->d_name) < (int)size;
+		char found[NAME_MAX + 1] = "";
+		for (struct dirent *entry; dir && (entry = readdir(dir));)
+			if (is_shorter_version(entry->d_name, name, family) && (!found[0] || strcmp(entry->d_name, found) < 0) &&
+			    strlen(entry->d_name) < sizeof(found))
+				strcpy(found, entry->d_name);
 		if (dir)
 			closedir(dir);
-		if (found)
+		if (found[0] && snprintf(other, size, "%s/%s", folder, found) < (int)size)
 			return true;
 	}
 	return false;
 }
 
 /* Walks request again listing its folders and reports the miss, unless the walk finds the name
-   after all (it arrived meanwhile). */
+   after all (it arrived meanwhile). A miss reported before for this asker's folder is only
+   counted: a program that asks 500 times gets one warning, one event, one walk. */
 static void report_walked_miss(struct search_request *request, int family, const char *asker, const char *reason)
 {
+	if (report_miss_repeated(request->name, asker))
+		return;
 	struct looked *looked = calloc(1, sizeof(*looked));
 	char *other = malloc(PATH_MAX);
 	if (!looked || !other)
@@ -425,6 +443,7 @@ static bool add_load(struct lookup_plan *plan, const char *name, int family, con
 	struct lookup_load *load = &plan->loads[plan->count++];
 	strcpy(load->name, name);
 	strcpy(load->path, finding->candidate);
+	load->identity = finding->identity;
 	load->family = family;
 	load->step = finding->step;
 	load->coherent = coherent;

@@ -16,6 +16,7 @@
 struct lookup_load {
 	char name[NAME_MAX + 1]; /* the name asked for */
 	char path[PATH_MAX];     /* the file the runtime found */
+	struct dynamic_file_identity identity; /* that file as the runtime checked it */
 	int family;
 	enum search_step step;   /* where it found it */
 	bool coherent;           /* chosen by the coherent policy over the loader's own choice */

@@ -151,8 +151,8 @@ static const char *slots_named(const struct nvi_patch *patch, int count)
 	return count == 1 ? "dynamic-symbol entry" : "dynamic-symbol entries";
 }
 
-/* Says what the records made since the last report hold, outside the walks. */
-static void report(void)
+/* Says what the records made since the last report hold, outside the walks; why: what patched. */
+static void report(const char *why)
 {
 	size_t from = atomic_load(&reported_count), to = atomic_load_explicit(&record_count, memory_order_acquire);
 	while (from < to && !atomic_compare_exchange_weak(&reported_count, &from, to))
@@ -176,7 +176,7 @@ static void report(void)
 		else
 			snprintf(reason, sizeof(reason), "%s: %d %s not patched: mprotect refused (%s)", patch->symbol, count,
 				 slots_named(patch, count), strerror(patch->error));
-		log_message(level, "attach: %s: %s", object, reason);
+		log_message(level, "%s: %s: %s", why, object, reason);
 		log_event(&(struct log_event){ .event = patch->state == state_patched ? "patch" : "patch-skipped", .name = patch->symbol,
 					       .path = object, .policy = policy, .reason = reason });
 	}
@@ -442,7 +442,7 @@ void patch_attach(void)
 	patch_all(&pass);
 	log_message(LOG_INFO, "attach: %d GOT slots in %d objects and %d dynamic-symbol entries now lead to the hooks; %d slots left alone, %d patches refused",
 		    pass.slots, pass.objects, pass.entries, pass.left_alone, pass.refused);
-	report();
+	report("attach");
 	errno = saved_errno;
 }
 
@@ -470,13 +470,28 @@ void patch_rescan(void)
 			dlclose(program);
 		patch_all(&pass);
 		if (!pass.stale) {
-			report();
+			report("attach");
 			errno = saved_errno;
 			return;
 		}
 	}
 	log_message(LOG_WARN, "nvi_rescan: libraries kept loading meanwhile; the bindings of those loaded since the attach are left for the next call");
 	errno = saved_errno;
+}
+
+bool patch_for_deep_binding(void)
+{
+	static atomic_flag done = ATOMIC_FLAG_INIT;
+	if (!prepare())
+		return false;
+	if (atomic_flag_test_and_set(&done))
+		return true;
+	/* libc's entries are no load's to adjust: written at any time, one aligned store each. An
+	   entry that already leads to the hooks (attached late) is left as it is. */
+	struct pass pass = { .first = true };
+	walk_loaded_objects(patch_definitions, &pass);
+	report("deep binding");
+	return true;
 }
 
 /* ---- One runtime per process ---------------------------------------------------------------- */

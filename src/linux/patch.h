@@ -18,3 +18,10 @@ void patch_attach(void);
 /* The same for nvi_rescan, from any thread: the objects loaded since the attach, once no load
    that began before the call is still in flight. */
 void patch_rescan(void);
+
+/* Points libc's dynamic-symbol entries for dlopen and dlmopen at the hooks, once, as the attach
+   does (the entries only, never a GOT slot: no other interposer's binding is touched), for a
+   library about to be loaded with RTLD_DEEPBIND. Such a library looks its own dlopen up in its own
+   scope first, where libc defines it, before the global scope that holds the preloaded hooks.
+   False where the settings leave libc alone (NVINTERPOSE_PATCH=0). From the hooks' slow path. */
+bool patch_for_deep_binding(void);

@@ -3,7 +3,8 @@
  *
  * A route classifies a call once and acts on the class:
  *   - not an NVIDIA name, a name with '$', RTLD_NOLOAD, RTLD_DEEPBIND, dlopen(NULL), the runtime
- *     disabled: passed to the loader with the caller's own frame;
+ *     disabled: passed to the loader with the caller's own frame (for RTLD_DEEPBIND, once libc's
+ *     dlopen and dlmopen symbols lead to the hooks, which the deep-bound library binds to first);
  *   - a repeated load of an NVIDIA library that is loaded: the caller's call with RTLD_NOLOAD added,
  *     which for a loaded object is the loader's own answer (the same reference count and flag
  *     promotion, no search), so the caller's frame changes nothing;
@@ -90,6 +91,13 @@ static void *load_planned(const struct lookup_load *planned, int mode, const cha
 		void *handle = load(planned->name, mode);
 		if (handle)
 			return handle; /* the loader's ld.so.cache had it: its own answer */
+	}
+	/* glibc opens the file again by its path: it has no call that takes the descriptor the check
+	   read (a /proc/self/fd path would become the library's name and its $ORIGIN). A copy that
+	   changed since the check (an upgrade rewriting it) is not given to it. */
+	if (!dynamic_file_unchanged(planned->path, &planned->identity)) {
+		log_message(LOG_WARN, "%s for %s: %s changed since it was checked; not loaded", planned->name, asker, planned->path);
+		return NULL;
 	}
 	void *handle = load(planned->path, mode);
 	const char *reason = planned->coherent ? "coherent: the asker's folder or its wheel siblings" : search_step_name(planned->step);
@@ -238,6 +246,25 @@ out:
 	return action;
 }
 
+/* A library loaded with RTLD_DEEPBIND binds its own dlopen in its own scope first, where libc
+   defines it: libc's definitions are pointed at the hooks before the loader has the call (with
+   the caller's frame), so that the library's own loads are seen as everyone's. Its origin is
+   registered as for any load: by path now, by name at the next sync, with this caller. */
+static void see_deep_binding(const struct request *request, const void *caller)
+{
+	if (walk_may_block()) /* a forked child before its first walk: the next such load does it */
+		return;
+	if (patch_for_deep_binding())
+		log_message(LOG_DEBUG, "%s is loaded with RTLD_DEEPBIND: libc's dlopen and dlmopen lead to the hooks", request->file);
+	else
+		log_message(LOG_WARN, "%s is loaded with RTLD_DEEPBIND and libc is left alone (NVINTERPOSE_PATCH=0): its own dlopen calls bypass the runtime",
+			    request->file);
+	if (!request->by_path)
+		loaded_note_asker(request->file, object_name(lookup_object_at(caller)));
+	else if (dynamic_file_is_loadable(request->file))
+		register_path(request->family, request->file, caller);
+}
+
 static enum route_action act(struct request *request, int mode, const void *caller, void **handle)
 {
 	const struct loaded_object *object = indexed(request);
@@ -251,11 +278,15 @@ static enum route_action act(struct request *request, int mode, const void *call
 	/* A name the index does not know: its family, the whole match. */
 	if ((request->family = libnames_match_linux(request->name, &request->match)) < 0)
 		return ROUTE_PASS;
-	if (strchr(request->file, '$') || (mode & (RTLD_NOLOAD | RTLD_DEEPBIND)))
+	if (strchr(request->file, '$') || (mode & RTLD_NOLOAD))
 		return ROUTE_PASS;
 	start_once();
 	if (config_get()->disabled)
 		return ROUTE_PASS;
+	if (mode & RTLD_DEEPBIND) {
+		see_deep_binding(request, caller);
+		return ROUTE_PASS;
+	}
 	/* A forked child asks the loader before it syncs: for an object that is loaded, the plain call
 	   takes no lock but the one glibc resets in a child, and neither may the runtime's answer. */
 	if (walk_may_block() && answer_loaded(request->file, NULL, request->by_path, mode, caller, handle))
@@ -336,7 +367,8 @@ struct attach {
 };
 
 /* The file name of dependent family in the parent's folder that fits it best by the table's rule
-   (libnames_dependent_fit: libnvrtc.so.13 loads libnvrtc-builtins.so.13.0). */
+   (libnames_dependent_fit: libnvrtc.so.13 loads libnvrtc-builtins.so.13.0); of names that fit as
+   well, the first in byte order, whatever order the folder lists them in. */
 static bool dependent_name(const struct attach *attach, int family, char *name, size_t size)
 {
 	char folder[PATH_MAX];
@@ -347,9 +379,9 @@ static bool dependent_name(const struct attach *attach, int family, char *name, 
 		return false;
 	int best = -1;
 	struct dirent *entry;
-	while ((entry = readdir(dir)) && best < 2) {
+	while ((entry = readdir(dir))) {
 		int fit = libnames_dependent_fit(&attach->parent_match, family, entry->d_name);
-		if (fit > best && strlen(entry->d_name) < size) {
+		if (fit >= 0 && (fit > best || (fit == best && strcmp(entry->d_name, name) < 0)) && strlen(entry->d_name) < size) {
 			strcpy(name, entry->d_name);
 			best = fit;
 		}

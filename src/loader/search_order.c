@@ -148,8 +148,7 @@ static bool known_plain(const struct folder_identity *identity)
 	if (!identity || !identity->changed_ns || atomic_flag_test_and_set_explicit(&plain_lock, memory_order_acquire))
 		return false;
 	for (size_t i = 0; i < PLAIN_FOLDERS && !known; i++)
-		known = plain_folders[i].changed_ns == identity->changed_ns && plain_folders[i].inode == identity->inode &&
-			plain_folders[i].device == identity->device;
+		known = platform_folder_unchanged(&plain_folders[i], identity);
 	atomic_flag_clear_explicit(&plain_lock, memory_order_release);
 	return known;
 }

@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "common.h"
+#include "environment.h"
 
 #include "log.h"
 
@@ -73,10 +74,16 @@ static void remove_tmpdirs(void)
 	tmpdir_count = 0;
 }
 
-char *test_tmpdir(void)
+/* The test's TMPDIR (clean_env makes a fresh one for each test), or /tmp. */
+static const char *temporary_base(void)
 {
 	const char *base = getenv("TMPDIR");
-	char *dir = test_format("%s/nvinterpose-test-XXXXXX", base && base[0] ? base : "/tmp");
+	return base && base[0] == '/' ? base : "/tmp";
+}
+
+char *test_tmpdir(void)
+{
+	char *dir = test_format("%s/nvinterpose-test-XXXXXX", temporary_base());
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	if (tmpdir_count == 0)
 		atexit(remove_tmpdirs);
@@ -208,10 +215,13 @@ bool test_glibc_at_least(int major, int minor)
 struct test_run test_run(const char *const *argv, const char *const *env, int timeout)
 {
 	struct test_run result = { .status = -1, .output = NULL };
-	char path[] = "/tmp/nvinterpose-output-XXXXXX";
+	char *path = test_format("%s/nvinterpose-output-XXXXXX", temporary_base());
 	int fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
+	ck_assert_msg(fd >= 0, "mkstemp %s: %s", path, strerror(errno));
 	unlink(path);
+	free(path);
+	char **child_env = test_environment_build(environ, TEST_ENVIRONMENT_CHILD, env);
+	ck_assert_ptr_nonnull(child_env);
 	pid_t pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
@@ -219,18 +229,11 @@ struct test_run test_run(const char *const *argv, const char *const *env, int ti
 		dup2(fd, STDERR_FILENO);
 		int devnull = open("/dev/null", O_RDONLY);
 		dup2(devnull, STDIN_FILENO);
-		for (size_t i = 0; env && env[i]; i++) {
-			const char *eq = strchr(env[i], '=');
-			char *name = strndup(env[i], (size_t)(eq - env[i]));
-			if (eq[1])
-				setenv(name, eq + 1, 1);
-			else
-				unsetenv(name);
-		}
-		execvp(argv[0], (char *const *)argv);
+		execvpe(argv[0], (char *const *)argv, child_env);
 		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
 	}
+	free(child_env);
 	int status = 0;
 	struct timespec start, now;
 	clock_gettime(CLOCK_MONOTONIC, &start);
@@ -252,11 +255,107 @@ struct test_run test_run(const char *const *argv, const char *const *env, int ti
 	return result;
 }
 
+/* ---- the other kind of CPU -------------------------------------------------------------------- */
+
+/* Under kind 1: the emulator's words before a program, and the setting for programs that start
+   others. Natively "" and NULL. */
+static const char *cpu_prefix = "";
+static const char *cpu_words[4];
+static const char *cpu_spawn_setting;
+
+/* The first executable file named name in the folders of PATH, or NULL. */
+static char *find_on_path(const char *name)
+{
+	const char *path = getenv("PATH");
+	for (const char *s = path; s && *s;) {
+		size_t length = strcspn(s, ":");
+		char *candidate = test_format("%.*s/%s", (int)length, s, name);
+		if (length && candidate[0] == '/' && access(candidate, X_OK) == 0)
+			return candidate;
+		free(candidate);
+		s += length + (s[length] == ':');
+	}
+	return NULL;
+}
+
+bool test_cpu_kind(int kind)
+{
+	cpu_prefix = "";
+	cpu_words[0] = NULL;
+	cpu_spawn_setting = NULL;
+	if (kind == 0)
+		return true;
+#if defined(__x86_64__)
+	const char *sanitize = getenv("NVI_SANITIZE");
+	if (sanitize && strstr(sanitize, "address")) {
+		printf("skipped: as the other kind of CPU: under AddressSanitizer, whose runtime must come first in a process (a program's "
+		       "children are sent through the emulator by a preloaded library)\n");
+		return false;
+	}
+	char *qemu = find_on_path("qemu-x86_64-static");
+	if (!qemu) {
+		printf("skipped: as the other kind of CPU: qemu-x86_64-static is not installed (Debian: qemu-user-static)\n");
+		return false;
+	}
+	/* Haswell's features (less those qemu's TCG lacks, which it warns of at every start) where
+	   the loader says x86_64 here; qemu64 (no AVX2) where it says haswell or another value. */
+	char *native = test_loader_expansion("/$PLATFORM");
+	const char *model = strcmp(native, "/x86_64") == 0 ? "Haswell,pcid=off,x2apic=off,tsc-deadline=off,hle=off,invpcid=off,rtm=off" : "qemu64";
+	cpu_prefix = test_format("'%s' -cpu '%s' ", qemu, model);
+	cpu_words[0] = qemu;
+	cpu_words[1] = "-cpu";
+	cpu_words[2] = model;
+	char *emulated = test_loader_expansion("/$PLATFORM");
+	if (strcmp(emulated, native) == 0) {
+		printf("skipped: as the other kind of CPU: under qemu-x86_64-static -cpu %s the loader's $PLATFORM is %s, as here\n", model, native + 1);
+		cpu_prefix = "";
+		cpu_words[0] = NULL;
+		return false;
+	}
+	char *shim = test_format("%s/libspawn-emulated.so.77", test_tmpdir());
+	test_build_library("spawn_emulated.c", shim, "libspawn-emulated.so.77",
+			   test_format("-DEMULATOR='\"%s\"' -DCPU_MODEL='\"%s\"'", qemu, model));
+	cpu_spawn_setting = test_format("LD_PRELOAD=%s", shim);
+	printf("as the other kind of CPU: qemu-x86_64-static -cpu %s, where the loader's $PLATFORM is %s (here %s)\n", model, emulated + 1,
+	       native + 1);
+	return true;
+#else
+	printf("skipped: as the other kind of CPU: on this architecture the loader's $PLATFORM is the kernel's AT_PLATFORM alone\n");
+	return false;
+#endif
+}
+
+const char *test_cpu_prefix(void) { return cpu_prefix; }
+
+const char **test_cpu_argv(const char *const *argv)
+{
+	size_t words = 0, count = 0;
+	while (cpu_words[words])
+		words++;
+	while (argv[count])
+		count++;
+	const char **emulated = calloc(words + count + 1, sizeof(*emulated));
+	memcpy(emulated, cpu_words, words * sizeof(*emulated));
+	memcpy(emulated + words, argv, count * sizeof(*emulated));
+	return emulated;
+}
+
+const char *test_cpu_spawn_setting(void) { return cpu_spawn_setting; }
+
 struct test_run test_probe(const char *const *env, const char *args)
 {
-	char *command = test_format("exec '%s' %s", test_setting("NVI_PROBE"), args);
+	char *command = test_format("exec %s'%s' %s", cpu_prefix, test_setting("NVI_PROBE"), args);
 	const char *argv[] = { "/bin/sh", "-c", command, NULL };
 	struct test_run run = test_run(argv, env, 120);
+	free(command);
+	return run;
+}
+
+struct test_run test_probe_without_cache(const char *const *env, const char *args)
+{
+	char *command = test_format("exec %s'%s' --inhibit-cache '%s' %s", cpu_prefix, test_interpreter(), test_setting("NVI_PROBE"), args);
+	const char *argv[] = { "/bin/sh", "-c", command, NULL };
+	struct test_run run = test_run(argv, env, 300);
 	free(command);
 	return run;
 }
@@ -265,7 +364,9 @@ char *test_loader_expansion(const char *element)
 {
 	/* The loader prints the LD_LIBRARY_PATH list it searches, each folder after its subfolders. */
 	const char *env[] = { test_format("LD_LIBRARY_PATH=%s", element), "LD_DEBUG=libs", NULL };
-	struct test_run run = test_probe(env, "");
+	/* No shell in between: its own loader would answer first. */
+	const char *argv[] = { test_setting("NVI_PROBE"), NULL };
+	struct test_run run = test_run(test_cpu_argv(argv), env, 120);
 	const char *line = strstr(run.output, "search path=");
 	ck_assert_msg(line, "the loader printed no search path for %s: %s", element, run.output);
 	const char *end = strstr(line, "\t\t(LD_LIBRARY_PATH)");

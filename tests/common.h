@@ -16,7 +16,7 @@ const char *test_setting(const char *name);
    so on stdout: a suite adds the tests that run it only when it is. Usable outside a test. */
 char *test_shared_check(const char *name);
 
-/* A fresh folder under $TMPDIR, removed by test_cleanup(). */
+/* A fresh folder under $TMPDIR, removed when the test program exits. */
 char *test_tmpdir(void);
 /* mkdir -p; returns its argument. */
 const char *test_mkdirs(const char *path);
@@ -52,8 +52,9 @@ struct test_run {
 	char *output; /* stdout and stderr together */
 };
 
-/* Runs argv (NULL-terminated) with the current environment plus the NAME=VALUE strings in env
-   (NULL-terminated; "NAME=" unsets); waits at most timeout seconds (then kills: status 137). */
+/* Runs argv (NULL-terminated) in an environment built from nothing (tests/environment.h: PATH,
+   HOME, TMPDIR, the sanitizers' settings) and the NAME=VALUE strings in env (NULL-terminated;
+   "NAME=" leaves NAME out); waits at most timeout seconds (then kills: status 137). */
 struct test_run test_run(const char *const *argv, const char *const *env, int timeout);
 
 /* The dynamic loader named in this test program's PT_INTERP (the build's loader, on any machine). */
@@ -61,6 +62,34 @@ const char *test_interpreter(void);
 
 /* Runs the probe program (tests/probe.c) with args, under env; output as test_run. */
 struct test_run test_probe(const char *const *env, const char *args);
+
+/* The same, the probe started through the loader with its cache off (ld.so --inhibit-cache): what
+   only ld.so.cache names (a toolkit folder in ld.so.conf) is not found. */
+struct test_run test_probe_without_cache(const char *const *env, const char *args);
+
+/* ---- the other kind of CPU ---- */
+/* glibc's $PLATFORM (dl_platform) is "haswell" on many Intel x86-64 CPUs and "x86_64" on AMD and
+   older Intel ones (AT_PLATFORM says x86_64 on both). A test of a rule that depends on it runs for
+   each kind (tcase_add_loop_test over TEST_CPU_KINDS): kind 0 is this machine as it is; kind 1
+   runs the test's programs under qemu-user (the static qemu-x86_64: the dynamic one takes
+   LD_PRELOAD for itself) with a CPU model under which the loader reports the other value, as the
+   loader says. qemu-user starts a child natively: a program and the loader that answers it run in
+   one emulated process (the probe, `ld.so --list`), or the program's children are sent through the
+   emulator too (test_cpu_spawn_setting). qemu turns vfork into fork: no event log in these tests. */
+#define TEST_CPU_KINDS 2
+/* Makes test_probe, test_probe_without_cache and test_loader_expansion run as kind (a probe's shell
+   runs natively and execs the emulator). True when it
+   can be had here; false, having said why, where not (on aarch64, without qemu-x86_64-static, or
+   where the emulated loader reports the same value): the test then returns, skipped. */
+bool test_cpu_kind(int kind);
+/* The words that run a program of this machine as the test's kind, each followed by a space, quoted
+   for sh: "" natively. */
+const char *test_cpu_prefix(void);
+/* argv with the emulator's words in front (a new array; argv's strings): argv as it is natively. */
+const char **test_cpu_argv(const char *const *argv);
+/* The environment entry for a program that starts others (its children run as the same kind), or
+   NULL natively. */
+const char *test_cpu_spawn_setting(void);
 
 /* What the loader makes of one search-list element (its tokens expanded), asked of the loader. */
 char *test_loader_expansion(const char *element);

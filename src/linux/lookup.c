@@ -231,9 +231,13 @@ static bool consider_candidate(const char *path, enum search_step step, enum loa
 
 /* The loader's own answer for a name from the runtime's frame, without loading it: RTLD_NOLOAD
    still searches (LD_LIBRARY_PATH, ld.so.cache and its glibc-hwcaps entries, the system folders),
-   and for a file it finds returns NULL with no error; one it finds nowhere leaves an error. */
-static bool loader_finds_by_name(const char *name)
+   and for a file it finds returns NULL with no error; one it finds nowhere leaves an error. That
+   is the asker's answer too, but for an asker with DF_1_NODEFLIB, whose search skips the system
+   folders and their cache entries: for it the walk alone decides. */
+static bool loader_finds_by_name(const char *name, bool asker_nodeflib)
 {
+	if (asker_nodeflib)
+		return false;
 	dlerror();
 	void *handle = real_dlopen(name, RTLD_LAZY | RTLD_NOLOAD);
 	if (handle) {
@@ -577,7 +581,7 @@ void lookup_report_bare_miss(const char *name, int family, struct link_map *call
 {
 	char caller_folder[PATH_MAX];
 	struct listed *listed = read_listed(caller);
-	if (!listed || loader_finds_by_name(name))
+	if (!listed || loader_finds_by_name(name, caller && dynamic_has_nodeflib(caller->l_ld)))
 		goto out;
 	struct loader_object object;
 	struct loader_process process;
@@ -714,7 +718,7 @@ static void plan_need(struct parent *parent, const char *name, struct needs *nee
 	search_candidates(&request, consider_candidate, finding);
 	if (!finding->loader_finds && (driver || !finding->candidate[0])) {
 		/* Nobody finds it where the runtime can look: the loader's own answer (its cache) decides. */
-		if (report_misses_wanted(driver) && !loader_finds_by_name(name))
+		if (report_misses_wanted(driver) && !loader_finds_by_name(name, parent->file->nodeflib))
 			report_walked_miss(&request, family, parent->path, "DT_NEEDED");
 		goto out;
 	}

@@ -2,6 +2,8 @@
 #include "common.h"
 #include "environment.h"
 
+#include "log.h"
+
 #include <ctype.h>
 #include <errno.h>
 #include <dirent.h>
@@ -662,49 +664,29 @@ char *test_json_string(const char *value, size_t length)
 #define EVENT_KINDS_MAX 32
 
 struct event_kind {
-	char *event;
+	const char *event;
 	size_t field_count;
-	char *fields[24];
+	const char *fields[24];
 };
 
 static struct event_kind event_kinds[EVENT_KINDS_MAX];
 static size_t event_kind_count;
 
-/* The README's table of events: a row "| `KIND` | `field`, `field`, ... | meaning |" for each
-   kind, after the header row "| event | fields | ...". */
+/* The log room's table of events (log_event_kind, log_event_field), which the documents show. */
 static void read_event_table(void)
 {
 	if (event_kind_count)
 		return;
-	char *readme = test_read_file(test_format("%s/README.md", test_setting("NVI_SOURCE_ROOT")));
-	ck_assert_ptr_nonnull(readme);
-	char *table = strstr(readme, "\n| event | fields |");
-	ck_assert_msg(table, "README.md has no table of events (a row \"| event | fields | ...\")");
-	char *line = strchr(table + 1, '\n') + 1;
-	line = strchr(line, '\n') + 1; /* the |---| row */
-	for (char *end; line[0] == '|' && (end = strchr(line, '\n')); line = end + 1) {
-		*end = '\0';
-		char *cells[3] = { NULL };
-		char *cursor = line + 1;
-		for (int i = 0; i < 3 && cursor; i++) {
-			cells[i] = cursor;
-			cursor = strchr(cursor, '|');
-			if (cursor)
-				*cursor++ = '\0';
-		}
-		ck_assert_msg(cells[1] && event_kind_count < EVENT_KINDS_MAX, "README: a short row in the table of events");
+	for (const char *event; (event = log_event_kind(event_kind_count));) {
+		ck_assert_msg(event_kind_count < EVENT_KINDS_MAX, "more than %d kinds of event", EVENT_KINDS_MAX);
 		struct event_kind *kind = &event_kinds[event_kind_count++];
-		for (int i = 0; i < 2; i++)
-			for (char *tick = strchr(cells[i], '`'), *close; tick && (close = strchr(tick + 1, '`')); tick = strchr(close + 1, '`')) {
-				char *word = strndup(tick + 1, (size_t)(close - tick - 1));
-				if (i == 0)
-					kind->event = word;
-				else if (kind->field_count < sizeof(kind->fields) / sizeof(kind->fields[0]))
-					kind->fields[kind->field_count++] = word;
-			}
-		ck_assert_msg(kind->event, "README: a row of the table of events names no event");
+		kind->event = event;
+		for (const char *field; (field = log_event_field(event_kind_count - 1, kind->field_count));) {
+			ck_assert_msg(kind->field_count < sizeof(kind->fields) / sizeof(kind->fields[0]), "%s: too many fields", event);
+			kind->fields[kind->field_count++] = field;
+		}
 	}
-	ck_assert_msg(event_kind_count > 0, "README: the table of events is empty");
+	ck_assert_msg(event_kind_count > 0, "the log room lists no kind of event");
 }
 
 size_t test_event_kinds(const char ***events)
@@ -766,7 +748,7 @@ void test_check_event_line(const char *line)
 	for (size_t i = 0; event && i < event_kind_count; i++)
 		if (strcmp(event_kinds[i].event, event) == 0)
 			kind = &event_kinds[i];
-	ck_assert_msg(kind, "an event kind the README does not list: %s", line);
+	ck_assert_msg(kind, "an event kind the log room's table does not list: %s", line);
 	/* Every field of the kind, once, in the table's order; nothing else but the marks of a cut or
 	   of bytes that are not UTF-8. */
 	size_t next = 0;
@@ -782,7 +764,7 @@ void test_check_event_line(const char *line)
 		if (strcmp(key, "truncated") == 0 || strcmp(key, "looked_omitted") == 0)
 			continue;
 		ck_assert_msg(next < kind->field_count && strcmp(kind->fields[next], key) == 0,
-			      "%s where the README has %s for %s: %s", key, next < kind->field_count ? kind->fields[next] : "nothing more",
+			      "%s where the table has %s for %s: %s", key, next < kind->field_count ? kind->fields[next] : "nothing more",
 			      event, line);
 		next++;
 		const char *value = members[i].value;
@@ -845,7 +827,7 @@ char *test_find_event(const char *path, const char *event, const char *key, cons
 	return NULL;
 }
 
-/* ---- the installed tree and the README ---------------------------------------------------- */
+/* ---- the installed tree and the documents ------------------------------------------------- */
 
 char *test_meson_install(void)
 {
@@ -867,18 +849,94 @@ char *test_meson_install(void)
 	return destdir;
 }
 
-char *test_readme_line(const char *prefix)
+/* Roff's escapes undone, as a reader of the page sees the text: \- as -, \(dq as ", \e as \, \&
+   and \: as nothing. */
+static char *unescape_roff(const char *text)
 {
-	char *readme = test_read_file(test_format("%s/README.md", test_setting("NVI_SOURCE_ROOT")));
-	for (char *line = readme; line && *line;) {
-		char *end = strchr(line, '\n');
-		if (end)
-			*end = '\0';
-		const char *text = line + strspn(line, " \t");
-		if (strncmp(text, prefix, strlen(prefix)) == 0)
-			return test_format("%s", text);
-		line = end ? end + 1 : NULL;
+	static const struct {
+		const char *escape, *text;
+	} escapes[] = { { "\\-", "-" }, { "\\(dq", "\"" }, { "\\e", "\\" }, { "\\&", "" }, { "\\:", "" } };
+	char *out = malloc(strlen(text) + 1), *o = out;
+	ck_assert_ptr_nonnull(out);
+	while (*text) {
+		size_t i = 0;
+		while (i < sizeof(escapes) / sizeof(escapes[0]) && strncmp(text, escapes[i].escape, strlen(escapes[i].escape)) != 0)
+			i++;
+		if (i == sizeof(escapes) / sizeof(escapes[0])) {
+			*o++ = *text++;
+			continue;
+		}
+		o = stpcpy(o, escapes[i].text);
+		text += strlen(escapes[i].escape);
 	}
-	ck_abort_msg("README.md has no line that starts with %s", prefix);
-	return NULL;
+	*o = '\0';
+	return out;
+}
+
+static int by_path(const void *a, const void *b)
+{
+	return strcmp(((const struct test_document *)a)->path, ((const struct test_document *)b)->path);
+}
+
+/* Adds the files of folder (relative to the source root) whose names end with suffix. */
+static void add_documents(struct test_document *documents, size_t *count, size_t capacity, const char *folder, const char *suffix)
+{
+	const char *root = test_setting("NVI_SOURCE_ROOT");
+	DIR *dir = opendir(test_format("%s/%s", root, folder));
+	ck_assert_msg(dir, "%s/%s: %s", root, folder, strerror(errno));
+	for (struct dirent *entry; (entry = readdir(dir));) {
+		size_t length = strlen(entry->d_name);
+		if (length < strlen(suffix) || strcmp(entry->d_name + length - strlen(suffix), suffix) != 0)
+			continue;
+		ck_assert_msg(*count < capacity, "more than %zu documents", capacity);
+		char *path = strcmp(folder, ".") == 0 ? test_format("%s", entry->d_name) : test_format("%s/%s", folder, entry->d_name);
+		char *text = test_read_file(test_format("%s/%s", root, path));
+		ck_assert_msg(text, "%s: cannot be read", path);
+		documents[(*count)++] = (struct test_document){ path, strcmp(suffix, ".in") == 0 ? unescape_roff(text) : text };
+	}
+	closedir(dir);
+}
+
+size_t test_documents(const struct test_document **documents)
+{
+	static struct test_document found[64];
+	static size_t count;
+	if (!count) {
+		add_documents(found, &count, 64, "docs", ".md");
+		add_documents(found, &count, 64, "man", ".in");
+		add_documents(found, &count, 64, ".", "HACKING.md");
+		qsort(found, count, sizeof(found[0]), by_path);
+	}
+	*documents = found;
+	return count;
+}
+
+/* The line at line (its leading blanks skipped), with the indented lines under it when block. */
+static char *document_line(const char *line, bool block)
+{
+	const char *end = strchr(line, '\n');
+	while (block && end && (strncmp(end + 1, "    ", 4) == 0 || end[1] == '\t'))
+		end = strchr(end + 1, '\n');
+	return test_format("%.*s", end ? (int)(end - line) : (int)strlen(line), line);
+}
+
+size_t test_document_lines(const char *prefix, bool block, struct test_document_line *lines, size_t capacity)
+{
+	const struct test_document *documents;
+	size_t count = 0, documents_count = test_documents(&documents);
+	for (size_t d = 0; d < documents_count; d++)
+		for (const char *line = documents[d].text; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+			const char *text = line + strspn(line, " \t");
+			if (strncmp(text, prefix, strlen(prefix)) != 0)
+				continue;
+			char *found = document_line(text, block);
+			bool seen = false;
+			for (size_t i = 0; i < count; i++)
+				seen |= strcmp(lines[i].text, found) == 0;
+			if (seen)
+				continue;
+			ck_assert_msg(count < capacity, "more than %zu lines start with %s", capacity, prefix);
+			lines[count++] = (struct test_document_line){ documents[d].path, found };
+		}
+	return count;
 }

@@ -123,9 +123,10 @@ char *test_json_string(const char *value, size_t length);
 
 /* ---- the event log ---- */
 /* The oracle of one event line: UTF-8, one JSON object, time, pid and event first, then exactly the
-   fields the README's table of events lists for its kind, in that order (and FIELD_hex twins,
-   "truncated", "looked_omitted" where they apply), a reason, and a caller wherever the kind has
-   one (unless the reason says the request was not seen). Fails the test, quoting the line. */
+   fields the log room's table of events (log_event_field) gives its kind, in that order (and
+   FIELD_hex twins, "truncated", "looked_omitted" where they apply), a reason, and a caller wherever
+   the kind has one (unless the reason says the request was not seen). Fails the test, quoting the
+   line. */
 void test_check_event_line(const char *line);
 /* Every line of the event log at path, each checked with test_check_event_line; the file must end
    with a newline. The lines are NUL-terminated in *lines. */
@@ -136,17 +137,29 @@ char *test_event_value(const char *line, const char *key);
 /* The first line of the checked log at path of this event kind whose key has value (key NULL: any;
    value NULL: null), or NULL. */
 char *test_find_event(const char *path, const char *event, const char *key, const char *value);
-/* The event kinds of the README's table. */
+/* The event kinds of the log room's table (log_event_kind). */
 size_t test_event_kinds(const char ***events);
 
 /* Runs the suite, prints the closing line, returns the exit status for main(). */
 int test_main(Suite *suite);
 
-/* ---- the installed tree and the README ---- */
+/* ---- the installed tree and the documents ---- */
 /* `meson install` of this build into a fresh DESTDIR (NVI_MESON, NVI_BUILD_ROOT); returns the
    DESTDIR, under which the build's prefix (NVI_PREFIX) lies. NULL, with the reason printed, where
    meson is not there to ask. */
 char *test_meson_install(void);
-/* The first line of README.md (leading blanks skipped) that starts with prefix, without its line
-   break; fails the test when there is none. */
-char *test_readme_line(const char *prefix);
+/* The project's documents that tests hold to the code: the Markdown pages of docs/, HACKING.md and
+   the manual pages' sources (man/NAME.in, with roff's escapes undone: \- reads -, \(dq reads "),
+   in the order of their paths. README.md is not among them: no test pins it. */
+struct test_document {
+	char *path; /* from the source root: "docs/ci.md", "man/nvinterpose.7.in" */
+	char *text;
+};
+size_t test_documents(const struct test_document **documents);
+/* Every distinct line of the documents that starts with prefix (after its leading blanks), with
+   the indented lines under it when block, and the first document that shows it; at most capacity. */
+struct test_document_line {
+	const char *document;
+	char *text;
+};
+size_t test_document_lines(const char *prefix, bool block, struct test_document_line *lines, size_t capacity);

@@ -213,7 +213,7 @@ START_TEST(test_event_log_has_one_json_line_per_event)
 	ck_assert_msg(test_contains(events, test_format("\"event\":\"redirect\",\"name\":\"libnvrtc-builtins.so.77.1\",\"path\":\"%s\",\"caller\":\"%s\",\"family\":\"nvrtc-builtins\",\"policy\":\"fallback\",\"reason\":\"caller's folder\"}",
 							wheel.builtins, wheel.nvrtc)), "%s", events);
 	char **lines;
-	ck_assert_uint_ge(test_event_lines(log, &lines), 2); /* every line against the README's table */
+	ck_assert_uint_ge(test_event_lines(log, &lines), 2); /* every line against the log room's table */
 }
 END_TEST
 

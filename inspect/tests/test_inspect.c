@@ -1182,7 +1182,7 @@ START_TEST(test_a_missing_required_run_time_dependent_is_a_miss)
 	ck_assert_msg(test_contains(run.output, test_format("  supply %s/libnvrtc-builtins.so.77.0 (registered_origin) for %s's dlopen of libnvrtc-builtins.so.77.0",
 							 w.lib, w.nvrtc)), "%.3000s", run.output);
 	/* Not in an AddressSanitizer build: there ASan's runtime must come first in a process, before
-	   any preload (README, Sanitizers). */
+	   any preload (HACKING.md, Sanitizers). */
 	const char *sanitize = getenv("NVI_SANITIZE");
 	if (sanitize && strstr(sanitize, "address")) {
 		printf("the preloaded compile of test_a_missing_required_run_time_dependent_is_a_miss is left out: an AddressSanitizer build\n");
@@ -1379,9 +1379,9 @@ START_TEST(test_a_cache_that_cannot_be_read_is_said_in_text_mode)
 }
 END_TEST
 
-/* The fields of every part of the document are the README's, and every id names an object of the
-   same file: checked by Python's json over a run with a what-if, a miss, run-time entries and a
-   mixed origin. */
+/* The fields of every part of the document are those docs/inspector.md lists, and every id names
+   an object of the same file: checked by Python's json over a run with a what-if, a miss, run-time
+   entries and a mixed origin. */
 static const char schema_check[] =
 	"import json, sys\n"
 	"d = json.load(sys.stdin)\n"

@@ -416,6 +416,8 @@ void lookup_report_mixed_origin(const char *name, const char *asker, const void 
 	    !loaded_path_of_soname(name, loaded, sizeof(loaded)))
 		return;
 	int family = libnames_match_linux(name, NULL);
+	if (family >= 0 && libnames_is_driver(family)) /* never taken from an installation: no copy "would be taken" */
+		return;
 	struct finding *own = malloc(sizeof(*own));
 	if (own && find_in_family_tree(name, folder, false, own) && !same_file(own->candidate, loaded)) {
 		log_message(LOG_WARN, "mixed origins: %s is already loaded from %s; %s would take %s", name, loaded, asker,

@@ -35,9 +35,20 @@ static long long pair_misses[REPORT_MISS_PAIRS];
 static size_t pair_count;
 static bool pairs_full_said;
 
+/* The sonames whose mixed origin was looked for. A name is compared only once it is counted, so
+   nothing half-written is read. */
+#define MIXED_NAMES 64
+#define MIXED_NAME_MAX 255 /* a file name's longest on Linux (NAME_MAX), where mixed origins are looked for */
+static atomic_flag mixed_lock = ATOMIC_FLAG_INIT;
+static char mixed_names[MIXED_NAMES][MIXED_NAME_MAX + 1];
+static size_t mixed_count;
+
+/* A fork while another thread holds a lock: the child takes each anew. The child keeps the
+   sonames looked at, since its objects are its parent's. */
 static void reset_in_child(void)
 {
 	atomic_flag_clear(&lock);
+	atomic_flag_clear(&mixed_lock);
 	memset(counts, 0, sizeof(counts));
 	text_used = line_count = lines_left_out = 0;
 	pair_count = 0;
@@ -120,11 +131,10 @@ bool report_misses_wanted(bool driver)
 }
 
 #define MISS_COUNTED (-1) /* reported before, or past the table: counted, nothing more */
-#define MISS_NEW (-2)     /* not reported yet, and not added */
 
-/* A miss of the pair: counted when it was reported before or the table is full (said once);
-   otherwise added when add is true (its index returned), else MISS_NEW. */
-static int note_miss(const char *name, const char *caller, bool add)
+/* A miss of the pair. It is counted when it was reported before or the table is full (which is
+   said once). Otherwise it is added, and its index returned. */
+static int note_miss(const char *name, const char *caller)
 {
 	unsigned long long hash = hash_of_pair(name, caller);
 	bool full_now = false;
@@ -137,12 +147,10 @@ static int note_miss(const char *name, const char *caller, bool add)
 		full_now = pair < 0 && !pairs_full_said;
 		pairs_full_said = pairs_full_said || full_now;
 		pair = MISS_COUNTED;
-	} else if (add) {
+	} else {
 		pair = (int)pair_count++;
 		pair_hash[pair] = hash;
 		pair_misses[pair] = 1;
-	} else {
-		pair = MISS_NEW;
 	}
 	drop_lock();
 	if (full_now)
@@ -150,15 +158,37 @@ static int note_miss(const char *name, const char *caller, bool add)
 	return pair;
 }
 
-bool report_miss_repeated(const char *name, const char *caller) { return note_miss(name, caller, false) == MISS_COUNTED; }
-
-void report_miss(const struct report_miss *miss)
+bool report_miss_known(const char *name, const char *caller)
 {
-	int pair = note_miss(miss->name, miss->caller, true);
+	unsigned long long hash = hash_of_pair(name, caller);
+	take_lock();
+	bool known = find_pair(hash) >= 0 || pair_count == REPORT_MISS_PAIRS;
+	drop_lock();
+	return known;
+}
+
+bool report_mixed_origin_first(const char *name)
+{
+	bool first = true;
+	while (atomic_flag_test_and_set_explicit(&mixed_lock, memory_order_acquire))
+		;
+	for (size_t i = 0; i < mixed_count && first; i++)
+		first = strcmp(mixed_names[i], name) != 0;
+	if (first && mixed_count < MIXED_NAMES && strlen(name) <= MIXED_NAME_MAX)
+		strcpy(mixed_names[mixed_count++], name);
+	atomic_flag_clear_explicit(&mixed_lock, memory_order_release);
+	return first;
+}
+
+static const char *family_name(int family) { return family >= 0 ? libnames[family].family : NULL; }
+
+static const char *policy_name(void) { return config_policy_name(config_get()->policy); }
+
+static void report_miss(const struct outcome *miss)
+{
+	int pair = note_miss(miss->name, miss->caller);
 	if (pair < 0)
 		return;
-	const char *family = miss->family >= 0 ? libnames[miss->family].family : NULL;
-	const char *policy = config_policy_name(config_get()->policy);
 	/* The places, as many as one line holds; the event has them all. */
 	char places[700];
 	size_t used = 0;
@@ -172,29 +202,63 @@ void report_miss(const struct report_miss *miss)
 	if (used >= sizeof(places))
 		strcpy(places + sizeof(places) - 5, " ...");
 	char reason[PLATFORM_PATH_TEXT];
-	snprintf(reason, sizeof(reason), miss->other ? "%s; another version is there: %s" : "%s", miss->reason, miss->other);
+	snprintf(reason, sizeof(reason), miss->other ? "%s; another version is there: %s" : "%s", miss->answer->miss_reason,
+		 miss->other);
+	const char *caller = miss->caller ? miss->caller : "an unknown object";
 	log_message(miss->driver || miss->other ? LOG_INFO : LOG_WARN, "%s wanted by %s (%s): not found; looked in %s", miss->name,
-		    miss->caller ? miss->caller : "an unknown object", reason, places[0] ? places : "no folder");
-	log_event(&(struct log_event){ .event = "miss", .name = miss->name, .caller = miss->caller, .family = family,
-				       .policy = policy, .reason = reason, .looked = miss->looked,
-				       .looked_count = miss->looked_count });
-	count(KIND_MISS, pair, "miss %s wanted by %s (%s): looked in %zu places", miss->name,
-	      miss->caller ? miss->caller : "an unknown object", reason, miss->looked_count);
+		    caller, reason, places[0] ? places : "no folder");
+	log_event(&(struct log_event){ .event = "miss", .name = miss->name, .caller = miss->caller,
+				       .family = family_name(miss->family), .policy = policy_name(), .reason = reason,
+				       .looked = miss->looked, .looked_count = miss->looked_count });
+	count(KIND_MISS, pair, "miss %s wanted by %s (%s): looked in %zu places", miss->name, caller, reason, miss->looked_count);
+}
+
+/* The event of a load: what was asked for, and for a bare name, which rule chose the copy. */
+static const char *loaded_event(const struct outcome *loaded)
+{
+	switch (loaded->request) {
+	case POLICY_NEEDED: return "needed";
+	case POLICY_AUDIT: return "audit-answer";
+	case POLICY_ATTACH: return "attach-load";
+	case POLICY_DLOPEN: break;
+	}
+	return loaded->answer->action == POLICY_LOAD_OWN ? "coherent" : "redirect";
+}
+
+static void report_loaded(const struct outcome *loaded)
+{
+	const char *event = loaded_event(loaded), *reason = loaded->answer->text;
+	const char *caller = loaded->caller ? loaded->caller : "an unknown object";
+	log_message(LOG_INFO, "%s for %s: %s %s (%s)", loaded->name, loaded->caller_words ? loaded->caller_words : caller,
+		    loaded->request == POLICY_AUDIT ? "the loader is given" : "loaded", loaded->path, reason);
+	log_event(&(struct log_event){ .event = event, .name = loaded->name, .path = loaded->path, .caller = loaded->caller,
+				       .family = family_name(loaded->family), .policy = policy_name(), .reason = reason });
+	count(KIND_REDIRECT, -1, "%s %s for %s: %s", event, loaded->name, caller, loaded->path);
+}
+
+static void report_mixed_origin(const struct outcome *mixed)
+{
+	log_message(LOG_WARN, "mixed origins: %s is already loaded from %s; %s would take %s", mixed->name, mixed->path,
+		    mixed->caller, mixed->own);
+	log_event(&(struct log_event){ .event = "mixed-origin", .name = mixed->name, .path = mixed->path, .own = mixed->own,
+				       .caller = mixed->caller, .family = family_name(mixed->family), .policy = policy_name(),
+				       .reason = "first loaded wins: already loaded from another folder" });
+	count(KIND_MIXED, -1, "mixed origin %s: loaded from %s; %s would take %s", mixed->name, mixed->path, mixed->caller,
+	      mixed->own);
+}
+
+void report_outcome(const struct outcome *outcome)
+{
+	switch (outcome->kind) {
+	case OUTCOME_LOADED: report_loaded(outcome); break;
+	case OUTCOME_MIXED_ORIGIN: report_mixed_origin(outcome); break;
+	case OUTCOME_MISSED: report_miss(outcome); break;
+	}
 }
 
 void report_origin(const char *family, const char *folder, const char *name)
 {
 	count(KIND_ORIGIN, -1, "origin %s: %s (%s)", family, folder, name);
-}
-
-void report_redirect(const char *event, const char *name, const char *path, const char *caller)
-{
-	count(KIND_REDIRECT, -1, "%s %s for %s: %s", event, name, caller ? caller : "an unknown object", path);
-}
-
-void report_mixed_origin(const char *name, const char *loaded, const char *own, const char *caller)
-{
-	count(KIND_MIXED, -1, "mixed origin %s: loaded from %s; %s would take %s", name, loaded, caller, own);
 }
 
 void report_at_exit(void)

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define PLATFORM_PATH_TEXT 4400
@@ -184,33 +185,61 @@ static const char *family_name(int family) { return family >= 0 ? libnames[famil
 
 static const char *policy_name(void) { return config_policy_name(config_get()->policy); }
 
-static void report_miss(const struct outcome *miss)
+/* One outcome in the words of its three records: the log line, the event and the report's line. */
+struct record {
+	enum log_level level;
+	struct log_event event;
+	enum kind kind;
+	int pair; /* a miss's pair, or -1 */
+	char line[1024], counted[1024];
+	char reason[PLATFORM_PATH_TEXT];
+};
+
+/* A line of a record, cut where it does not fit as the log cuts its lines. */
+static void write_text(char *out, size_t size, const char *format, ...) __attribute__((format(LOG_FORMAT, 3, 4)));
+static void write_text(char *out, size_t size, const char *format, ...)
 {
-	int pair = note_miss(miss->name, miss->caller);
-	if (pair < 0)
-		return;
-	/* The places, as many as one line holds; the event has them all. */
-	char places[700];
+	va_list args;
+	va_start(args, format);
+	vsnprintf(out, size, format, args);
+	va_end(args);
+}
+
+static const char *caller_or_unknown(const struct outcome *outcome)
+{
+	return outcome->caller ? outcome->caller : "an unknown object";
+}
+
+/* The places, as many as one line holds; the event has them all. */
+static void list_places(const struct outcome *miss, char *places, size_t size)
+{
 	size_t used = 0;
 	places[0] = '\0';
-	for (size_t i = 0; i < miss->looked_count && used < sizeof(places); i++) {
+	for (size_t i = 0; i < miss->looked_count && used < size; i++) {
 		const struct log_looked *place = &miss->looked[i];
-		int n = snprintf(places + used, sizeof(places) - used, "%s%s (%s)", i ? ", " : "",
-				 place->folder ? place->folder : "ld.so.cache", place->step);
-		used = n < 0 ? sizeof(places) : used + (size_t)n;
+		int n = snprintf(places + used, size - used, "%s%s (%s)", i ? ", " : "", place->folder ? place->folder : "ld.so.cache",
+				 place->step);
+		used = n < 0 ? size : used + (size_t)n;
 	}
-	if (used >= sizeof(places))
-		strcpy(places + sizeof(places) - 5, " ...");
-	char reason[PLATFORM_PATH_TEXT];
-	snprintf(reason, sizeof(reason), miss->other ? "%s; another version is there: %s" : "%s", miss->answer->miss_reason,
-		 miss->other);
-	const char *caller = miss->caller ? miss->caller : "an unknown object";
-	log_message(miss->driver || miss->other ? LOG_INFO : LOG_WARN, "%s wanted by %s (%s): not found; looked in %s", miss->name,
-		    caller, reason, places[0] ? places : "no folder");
-	log_event(&(struct log_event){ .event = "miss", .name = miss->name, .caller = miss->caller,
-				       .family = family_name(miss->family), .policy = policy_name(), .reason = reason,
-				       .looked = miss->looked, .looked_count = miss->looked_count });
-	count(KIND_MISS, pair, "miss %s wanted by %s (%s): looked in %zu places", miss->name, caller, reason, miss->looked_count);
+	if (used >= size)
+		strcpy(places + size - 5, " ...");
+}
+
+static void record_miss(const struct outcome *miss, struct record *record)
+{
+	char places[700];
+	list_places(miss, places, sizeof(places));
+	write_text(record->reason, sizeof(record->reason), miss->other ? "%s; another version is there: %s" : "%s",
+		 miss->answer->miss_reason, miss->other);
+	const char *caller = caller_or_unknown(miss);
+	record->level = miss->driver || miss->other ? LOG_INFO : LOG_WARN;
+	write_text(record->line, sizeof(record->line), "%s wanted by %s (%s): not found; looked in %s", miss->name, caller,
+		 record->reason, places[0] ? places : "no folder");
+	record->event = (struct log_event){ .event = "miss", .reason = record->reason, .looked = miss->looked,
+					    .looked_count = miss->looked_count };
+	record->kind = KIND_MISS;
+	write_text(record->counted, sizeof(record->counted), "miss %s wanted by %s (%s): looked in %zu places", miss->name, caller,
+		 record->reason, miss->looked_count);
 }
 
 /* The event of a load: what was asked for, and for a bare name, which rule chose the copy. */
@@ -225,35 +254,52 @@ static const char *loaded_event(const struct outcome *loaded)
 	return loaded->answer->action == POLICY_LOAD_OWN ? "coherent" : "redirect";
 }
 
-static void report_loaded(const struct outcome *loaded)
+static void record_loaded(const struct outcome *loaded, struct record *record)
 {
 	const char *event = loaded_event(loaded), *reason = loaded->answer->text;
-	const char *caller = loaded->caller ? loaded->caller : "an unknown object";
-	log_message(LOG_INFO, "%s for %s: %s %s (%s)", loaded->name, loaded->caller_words ? loaded->caller_words : caller,
-		    loaded->request == POLICY_AUDIT ? "the loader is given" : "loaded", loaded->path, reason);
-	log_event(&(struct log_event){ .event = event, .name = loaded->name, .path = loaded->path, .caller = loaded->caller,
-				       .family = family_name(loaded->family), .policy = policy_name(), .reason = reason });
-	count(KIND_REDIRECT, -1, "%s %s for %s: %s", event, loaded->name, caller, loaded->path);
+	record->level = LOG_INFO;
+	write_text(record->line, sizeof(record->line), "%s for %s: %s %s (%s)", loaded->name,
+		 loaded->caller_words ? loaded->caller_words : caller_or_unknown(loaded),
+		 loaded->request == POLICY_AUDIT ? "the loader is given" : "loaded", loaded->path, reason);
+	record->event = (struct log_event){ .event = event, .path = loaded->path, .reason = reason };
+	record->kind = KIND_REDIRECT;
+	write_text(record->counted, sizeof(record->counted), "%s %s for %s: %s", event, loaded->name, caller_or_unknown(loaded),
+		 loaded->path);
 }
 
-static void report_mixed_origin(const struct outcome *mixed)
+static void record_mixed_origin(const struct outcome *mixed, struct record *record)
 {
-	log_message(LOG_WARN, "mixed origins: %s is already loaded from %s; %s would take %s", mixed->name, mixed->path,
-		    mixed->caller, mixed->own);
-	log_event(&(struct log_event){ .event = "mixed-origin", .name = mixed->name, .path = mixed->path, .own = mixed->own,
-				       .caller = mixed->caller, .family = family_name(mixed->family), .policy = policy_name(),
-				       .reason = "first loaded wins: already loaded from another folder" });
-	count(KIND_MIXED, -1, "mixed origin %s: loaded from %s; %s would take %s", mixed->name, mixed->path, mixed->caller,
-	      mixed->own);
+	record->level = LOG_WARN;
+	write_text(record->line, sizeof(record->line), "mixed origins: %s is already loaded from %s; %s would take %s", mixed->name,
+		 mixed->path, mixed->caller, mixed->own);
+	record->event = (struct log_event){ .event = "mixed-origin", .path = mixed->path, .own = mixed->own,
+					    .reason = "first loaded wins: already loaded from another folder" };
+	record->kind = KIND_MIXED;
+	write_text(record->counted, sizeof(record->counted), "mixed origin %s: loaded from %s; %s would take %s", mixed->name,
+		 mixed->path, mixed->caller, mixed->own);
 }
 
 void report_outcome(const struct outcome *outcome)
 {
-	switch (outcome->kind) {
-	case OUTCOME_LOADED: report_loaded(outcome); break;
-	case OUTCOME_MIXED_ORIGIN: report_mixed_origin(outcome); break;
-	case OUTCOME_MISSED: report_miss(outcome); break;
+	int pair = outcome->kind == OUTCOME_MISSED ? note_miss(outcome->name, outcome->caller) : -1;
+	struct record *record = malloc(sizeof(*record));
+	if (!record || (outcome->kind == OUTCOME_MISSED && pair < 0)) {
+		free(record);
+		return;
 	}
+	switch (outcome->kind) {
+	case OUTCOME_LOADED: record_loaded(outcome, record); break;
+	case OUTCOME_MIXED_ORIGIN: record_mixed_origin(outcome, record); break;
+	case OUTCOME_MISSED: record_miss(outcome, record); break;
+	}
+	record->event.name = outcome->name;
+	record->event.caller = outcome->caller;
+	record->event.family = family_name(outcome->family);
+	record->event.policy = policy_name();
+	count(record->kind, pair, "%s", record->counted);
+	log_message(record->level, "%s", record->line);
+	log_event(&record->event);
+	free(record);
 }
 
 void report_origin(const char *family, const char *folder, const char *name)

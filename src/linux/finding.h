@@ -47,38 +47,29 @@ bool finding_walk_own(struct finding *own, const char *name, const char *folder)
    heap, since two findings are two paths each. */
 struct findings {
 	struct policy_question question;
-	const char *name;
-	const char *asker;        /* as events name it: a miss is reported once for each asker's folder */
+	const struct plan_request *request;
 	const char *asker_folder; /* the folder whose copy is the asker's own, and the first place */
+	bool heard;               /* a miss would be shown or recorded */
 	struct finding loader;    /* the loader's search and, with places, the runtime's after it */
 	struct finding own;       /* the asker's folder and its wheel siblings */
 	/* The plan's walk of the loader's search for the name: it fills walk (its loader part) and
 	   calls finding_walk. False when the search cannot be known. */
 	bool (*walk_loader)(struct findings *findings, struct search_request *walk);
 	void *plan;
-	bool walked;
 };
 
-/* Starts findings for name; soname: a DT_NEEDED name, which a copy must have as its SONAME. */
-void findings_init(struct findings *findings, const char *name, const char *soname);
-/* Asks the policy until it has the facts it needs, and learns them. A walk is made only when a
-   copy may come of it, or a miss somebody listens for. Otherwise the answer leaves the name to
-   the loader (POLICY_BECAUSE_NOBODY, no miss). */
-struct policy_answer findings_decide(struct findings *findings);
-/* The finding the answer takes its copy from, or NULL. */
-const struct finding *findings_taken(const struct findings *findings, const struct policy_answer *answer);
+/* Starts the findings of request. soname: a DT_NEEDED name, which a copy must have as its SONAME. */
+void findings_init(struct findings *findings, const struct plan_request *request, const char *soname);
+/* Asks the policy until it has the facts it needs and learns them, then settles what comes of the
+   answer. A walk is made only when a copy may come of it, or a miss somebody listens for. A miss
+   is reported, with the places the walk tried. The finding whose copy the answer takes (its read
+   kept, for the copy's own needs), or NULL. */
+const struct finding *findings_settle(struct findings *findings, struct policy_answer *answer);
+/* Fills load with the copy taken, as answer decided. False when the name does not fit a load. */
+bool findings_fill_load(const struct findings *findings, const struct finding *taken, const struct policy_answer *answer,
+			struct plan_load *load);
 void findings_free(struct findings *findings);
-
-/* Reports a miss of name asked by asker, with the places the finding tried, unless the loader's
-   own answer for the name (its ld.so.cache, which no walk sees) finds it. */
-void finding_report_miss(const struct finding *finding, const char *name, int family, bool driver, const char *asker,
-			 const struct policy_answer *answer);
 
 /* Where the runtime cannot tell whether the loader finds a name, it leaves the name to the loader.
    At debug level it says so, since a failure that follows is then not the runtime's choice. */
 void finding_report_unknown(const char *name, const char *asker, const char *why);
-
-/* Fills load with the copy the finding took, for name, as answer decided. False when the name
-   does not fit a load. */
-bool finding_fill_load(const struct finding *finding, const char *name, int family, const struct policy_answer *answer,
-		       struct plan_load *load);

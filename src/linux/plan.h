@@ -76,7 +76,7 @@ bool plan_for_requester(const struct plan_request *request, struct plan_load *lo
    fail the load. */
 bool plan_needed(const char *path, const struct dynamic_file *file, struct plan *plan);
 
-/* First loaded wins, and request's name is loaded. Under coherent, when the asker's own
-   installation holds another copy, a warning and a "mixed-origin" event with both paths, once for
-   each soname. The asker is request->asker, or (when NULL) the object holding asker_code. */
-void plan_check_mixed_origin(const struct plan_request *request, const void *asker_code);
+/* First loaded wins, and name (a soname of family) is loaded. Under coherent, when the asker's
+   own installation holds another copy, a warning and a "mixed-origin" event with both paths, once
+   for each soname. The asker is a path, or (when NULL) the object holding asker_code. */
+void plan_check_mixed_origin(const char *name, int family, const char *asker, const void *asker_code);

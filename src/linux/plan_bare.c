@@ -21,30 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct policy_question plan_question(const struct plan_request *request)
-{
-	const struct config *config = config_get();
-	return (struct policy_question){
-		.policy = config->policy,
-		.secure = config->secure,
-		.driver = request->driver,
-		.request = request->kind,
-		.loaded = request->loaded,
-	};
-}
-
-bool plan_worth_making(const struct plan_request *request)
-{
-	struct policy_question question = plan_question(request);
-	struct policy_answer answer = policy_decide(&question);
-	if (answer.action == POLICY_USE_LOADED)
-		return answer.check_mixed_origin;
-	if (answer.action == POLICY_LEAVE)
-		return false;
-	/* Only a miss can come of a walk that looks in no place of the runtime's. */
-	return answer.with_places || (policy_reports_misses(request->kind) && report_misses_wanted(request->driver));
-}
-
 /* The folder of caller (PATH_MAX bytes at folder) when it is an NVIDIA library, else NULL. */
 static const char *nvidia_folder_of(struct link_map *caller, char *folder)
 {
@@ -56,7 +32,6 @@ static const char *nvidia_folder_of(struct link_map *caller, char *folder)
 /* One bare-name question in progress, on the heap. */
 struct bare {
 	struct findings findings;
-	const struct plan_request *request;
 	bool in_loader;
 	char folder[PATH_MAX];
 	struct loader_facts_list *listed;
@@ -68,8 +43,8 @@ struct bare {
 static bool walk_loader(struct findings *findings, struct search_request *walk)
 {
 	struct bare *bare = findings->plan;
-	const char *name = bare->request->name;
-	if (!(bare->listed = loader_facts_search_list(bare->request->caller)))
+	const char *name = findings->request->name;
+	if (!(bare->listed = loader_facts_search_list(findings->request->caller)))
 		return false;
 	struct loader_object asker = { .listed = loader_facts_list_of(bare->listed) };
 	struct loader_process process = { 0 };
@@ -90,23 +65,18 @@ static bool plan_bare(const struct plan_request *request, bool in_loader, struct
 		return false;
 	struct findings *findings = &bare->findings;
 	struct link_map *caller = request->caller;
-	*bare = (struct bare){ .request = request, .in_loader = in_loader };
-	findings_init(findings, request->name, NULL);
-	findings->asker = request->asker;
+	bare->in_loader = in_loader;
+	findings_init(findings, request, NULL);
 	findings->asker_folder = nvidia_folder_of(caller, bare->folder);
-	findings->question = plan_question(request);
 	findings->question.asker_is_nvidia = findings->asker_folder != NULL;
 	findings->question.asker_nodeflib = dynamic_has_nodeflib(caller->l_ld);
 	findings->walk_loader = walk_loader;
 	findings->plan = bare;
-	*answer = findings_decide(findings);
-	const struct finding *taken = findings_taken(findings, answer);
-	bool planned = taken && finding_fill_load(taken, request->name, request->family, answer, load);
+	const struct finding *taken = findings_settle(findings, answer);
+	bool planned = taken && findings_fill_load(findings, taken, answer, load);
 	if (answer->reason == POLICY_BECAUSE_LOADER && findings->loader.loader == POLICY_LOADER_MAY_FIND)
 		finding_report_unknown(request->name, caller->l_name && caller->l_name[0] ? caller->l_name : "(main program)",
 				       "a copy in an hwcap subfolder the runtime cannot rank");
-	if (answer->miss)
-		finding_report_miss(&findings->loader, request->name, request->family, request->driver, request->asker, answer);
 	findings_free(findings);
 	loader_facts_free_list(bare->listed);
 	free(bare);
@@ -127,27 +97,26 @@ bool plan_for_requester(const struct plan_request *request, struct plan_load *lo
 
 /* ---- first loaded wins ---- */
 
-void plan_check_mixed_origin(const struct plan_request *request, const void *asker_code)
+void plan_check_mixed_origin(const char *name, int family, const char *asker, const void *asker_code)
 {
 	char folder[PATH_MAX], loaded[PATH_MAX];
-	struct policy_question question = plan_question(request);
-	if (!policy_decide(&question).check_mixed_origin || !report_mixed_origin_first(request->name))
+	struct plan_request request = { .kind = POLICY_DLOPEN, .name = name, .family = family, .driver = libnames_is_driver(family),
+					.loaded = true };
+	struct policy_question question = plan_question(&request);
+	if (!policy_decide(&question).check_mixed_origin || !report_mixed_origin_first(name))
 		return;
-	const char *asker = request->asker;
-	if (!asker) {
-		struct link_map *object = loader_facts_object_at(asker_code);
-		asker = object && object->l_name && object->l_name[0] ? object->l_name : NULL;
-	}
-	if (!asker || libnames_match_linux(libnames_basename(asker), NULL) < 0 || !dst_origin_of(asker, folder, sizeof(folder)) ||
-	    !loaded_path_of_soname(request->name, loaded, sizeof(loaded)))
+	struct link_map *object = asker ? NULL : loader_facts_object_at(asker_code);
+	const char *who = asker ? asker : object && object->l_name && object->l_name[0] ? object->l_name : NULL;
+	if (!who || libnames_match_linux(libnames_basename(who), NULL) < 0 || !dst_origin_of(who, folder, sizeof(folder)) ||
+	    !loaded_path_of_soname(name, loaded, sizeof(loaded)))
 		return;
 	struct finding *own = malloc(sizeof(*own));
 	if (!own)
 		return;
 	finding_init(own, NULL);
-	if (finding_walk_own(own, request->name, folder) && !platform_same_file(own->path, loaded))
-		report_outcome(&(struct outcome){ .kind = OUTCOME_MIXED_ORIGIN, .name = request->name, .family = request->family,
-						  .caller = asker, .path = loaded, .own = own->path });
+	if (finding_walk_own(own, name, folder) && !platform_same_file(own->path, loaded))
+		report_outcome(&(struct outcome){ .kind = OUTCOME_MIXED_ORIGIN, .name = name, .family = family, .caller = who,
+						  .path = loaded, .own = own->path });
 	finding_free(own);
 	free(own);
 }

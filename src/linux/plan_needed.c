@@ -88,7 +88,7 @@ static bool walk_loader(struct findings *findings, struct search_request *walk)
 	walk->machine = loader_facts_machine();
 	finding_walk(&findings->loader, walk);
 	if (!findings->question.driver && findings->loader.loader == POLICY_LOADER_MAY_FIND)
-		finding_report_unknown(findings->name, need->parent->path, "a copy in an hwcap subfolder the runtime cannot rank");
+		finding_report_unknown(findings->request->name, need->parent->path, "a copy in an hwcap subfolder the runtime cannot rank");
 	return true;
 }
 
@@ -102,14 +102,6 @@ static void plan_needs_of_copy(struct need *need, const struct finding *taken, s
 	if (model_parent(child))
 		plan_needs_of(child, needs, depth + 1);
 	free_parent(child);
-}
-
-static void add_load(struct needs *needs, const struct finding *taken, const struct plan_request *request,
-		     const struct policy_answer *answer)
-{
-	struct plan *plan = needs->plan;
-	if (plan->count < PLAN_MAX_LOADS && finding_fill_load(taken, request->name, request->family, answer, &plan->loads[plan->count]))
-		plan->count++;
 }
 
 /* A DT_NEEDED name as the policy sees it (family -1: not NVIDIA's). */
@@ -133,27 +125,25 @@ static void plan_need(struct parent *parent, const char *name, struct needs *nee
 	struct need *need = request.loaded ? NULL : calloc(1, sizeof(*need));
 	if (!need) {
 		if (request.loaded)
-			plan_check_mixed_origin(&request, NULL);
+			plan_check_mixed_origin(name, request.family, parent->path, NULL);
 		return;
 	}
 	struct findings *findings = &need->findings;
+	struct plan *plan = needs->plan;
+	struct policy_answer answer;
 	need->parent = parent;
 	need->process = needs->process;
-	findings_init(findings, name, name);
-	findings->asker = parent->path;
+	findings_init(findings, &request, name);
 	findings->asker_folder = parent->folder;
-	findings->question = plan_question(&request);
 	findings->question.asker_is_nvidia = true;
 	findings->question.asker_nodeflib = parent->file->nodeflib;
 	findings->walk_loader = walk_loader;
 	findings->plan = need;
-	struct policy_answer answer = findings_decide(findings);
-	const struct finding *taken = findings_taken(findings, &answer);
-	if (answer.miss)
-		finding_report_miss(&findings->loader, name, request.family, request.driver, parent->path, &answer);
+	const struct finding *taken = findings_settle(findings, &answer);
 	if (taken) {
 		plan_needs_of_copy(need, taken, needs, depth);
-		add_load(needs, taken, &request, &answer);
+		if (plan->count < PLAN_MAX_LOADS && findings_fill_load(findings, taken, &answer, &plan->loads[plan->count]))
+			plan->count++;
 	}
 	findings_free(findings);
 	free(need);

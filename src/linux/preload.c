@@ -54,14 +54,13 @@ static const char *object_name(const struct link_map *object)
 	return object && object->l_name && object->l_name[0] ? object->l_name : loaded_program_path();
 }
 
-/* A call the runtime may act on: an NVIDIA name, with the mode that allows it. */
+/* A call the runtime may act on: an NVIDIA name, and what the route learned of it. */
 struct request {
 	const char *file;
 	const char *name; /* its basename */
 	bool by_path;
 	int family;
-	int mode;
-	const void *caller; /* the return address: inside the object that called */
+	bool driver;
 };
 
 /* The object of a repeat of this thread's last answer, still loaded; else NULL. */
@@ -73,28 +72,20 @@ static const struct loaded_object *repeated(const char *file)
 	return last;
 }
 
-static const struct loaded_object *indexed(const struct request *request)
-{
-	return request->by_path ? loaded_find_path(request->file) : loaded_find_soname(request->file);
-}
-
 /* The hot path: the index says the object is loaded, and the caller's call with RTLD_NOLOAD added
    is then the loader's own answer (a $-token, RTLD_NOLOAD and RTLD_DEEPBIND change nothing for a
    loaded object, and no indexed name holds a '$'). When the index is behind (the object was unloaded
    since), that call loads nothing and returns NULL. First loaded wins, and under coherent a bare
    name's answer may be a mixed origin. */
-static bool answer_loaded(const struct request *request, const struct loaded_object *object, void **handle)
+static bool answer_loaded(const char *file, int family, const struct loaded_object *object, bool by_path, int mode,
+			  const void *caller, void **handle)
 {
-	void *loaded = real_dlopen(request->file, request->mode | RTLD_NOLOAD);
+	void *loaded = real_dlopen(file, mode | RTLD_NOLOAD);
 	if (!loaded)
 		return false;
-	last_answer = (struct last_answer){ object, request->by_path };
-	if (!request->by_path) {
-		int family = object ? object->family : request->family;
-		struct plan_request asked = { .kind = POLICY_DLOPEN, .name = request->file, .family = family, .loaded = true,
-					      .driver = libnames_is_driver(family) };
-		plan_check_mixed_origin(&asked, request->caller);
-	}
+	last_answer = (struct last_answer){ object, by_path };
+	if (!by_path)
+		plan_check_mixed_origin(file, family, NULL, caller);
 	*handle = loaded;
 	return true;
 }
@@ -102,17 +93,16 @@ static bool answer_loaded(const struct request *request, const struct loaded_obj
 /* An NVIDIA library loaded by path is registered before the loader has it, so that its folder is
    known even if it is unloaded before the runtime's next contact: the folder of the path as given
    (what $ORIGIN will mean), once the file is one the loader can take. */
-static void register_path(const struct request *request)
+static void register_path(const struct request *request, const void *caller)
 {
 	char folder[PATH_MAX];
 	if (dst_origin_of(request->file, folder, sizeof(folder)))
 		origins_register(&(struct origin_load){ .family = request->family, .folder = folder, .path = request->file,
-							.name = request->name,
-							.caller = object_name(loader_facts_object_at(request->caller)),
+							.name = request->name, .caller = object_name(loader_facts_object_at(caller)),
 							.reason = "loaded by path" });
 }
 
-static enum route_action act_by_path(const struct request *request, void **handle)
+static enum route_action act_by_path(const struct request *request, int mode, const void *caller, void **handle)
 {
 	struct dynamic_file *file = malloc(sizeof(*file));
 	struct plan *plan = NULL;
@@ -121,13 +111,13 @@ static enum route_action act_by_path(const struct request *request, void **handl
 	/* A file past the reader's bounds (or odd in ways the loader tolerates) is still registered. */
 	if (read == 0 ? !dynamic_file_is_compatible(file) : !dynamic_file_is_loadable(request->file))
 		goto out;
-	register_path(request);
+	register_path(request, caller);
 	if (request->file[0] != '/')
 		loaded_note_relative_load(request->file);
 	/* A path is the caller's choice and is never redirected; what it needs may be helped. */
 	if (read != 0 || !(plan = malloc(sizeof(*plan))) || !plan_needed(request->file, file, plan))
 		goto out;
-	if ((*handle = carry_out_with_needs(request->file, request->mode, plan)))
+	if ((*handle = carry_out_with_needs(request->file, mode, plan)))
 		action = ROUTE_HANDLED;
 out:
 	free(plan);
@@ -135,23 +125,23 @@ out:
 	return action;
 }
 
-static enum route_action act_on_bare_name(const struct request *request, void **handle)
+static enum route_action act_on_bare_name(const struct request *request, int mode, const void *caller, void **handle)
 {
-	struct plan_request asked = { .kind = POLICY_DLOPEN, .name = request->file, .family = request->family,
-				      .driver = libnames_is_driver(request->family) };
+	struct plan_request asked = { .kind = POLICY_DLOPEN, .name = request->file, .family = request->family, .driver = request->driver };
 	if (!plan_worth_making(&asked))
 		return ROUTE_PASS;
 	struct plan *plan = malloc(sizeof(*plan));
-	asked.caller = loader_facts_object_at(request->caller);
-	asked.asker = object_name(asked.caller);
-	if (plan && plan_bare_name(&asked, plan) && (*handle = carry_out_load(&plan->loads[0], request->mode, &asked))) {
+	struct link_map *object = loader_facts_object_at(caller);
+	asked.caller = object;
+	asked.asker = object_name(object);
+	if (plan && plan_bare_name(&asked, plan) && (*handle = carry_out_load(&plan->loads[0], mode, &asked))) {
 		free(plan);
 		return ROUTE_HANDLED;
 	}
 	free(plan);
 	/* The loader has the call. When it loads the library, its origin is registered at the next
 	   sync, with this caller. */
-	if (report_misses_wanted(asked.driver))
+	if (report_misses_wanted(request->driver))
 		loaded_note_asker(request->file, asked.asker);
 	return ROUTE_PASS;
 }
@@ -160,7 +150,7 @@ static enum route_action act_on_bare_name(const struct request *request, void **
    defines it. libc's definitions are pointed at the hooks before the loader has the call (with
    the caller's frame), so that the library's own loads are seen as everyone's. Its origin is
    registered as for any load: by path now, by name at the next sync, with this caller. */
-static void see_deep_binding(const struct request *request)
+static void see_deep_binding(const struct request *request, const void *caller)
 {
 	if (walk_may_block()) /* a forked child before its first walk: the next such load does it */
 		return;
@@ -170,16 +160,21 @@ static void see_deep_binding(const struct request *request)
 		log_message(LOG_WARN, "%s is loaded with RTLD_DEEPBIND and libc is left alone (NVINTERPOSE_PATCH=0): its own dlopen calls bypass the runtime",
 			    request->file);
 	if (!request->by_path)
-		loaded_note_asker(request->file, object_name(loader_facts_object_at(request->caller)));
+		loaded_note_asker(request->file, object_name(loader_facts_object_at(caller)));
 	else if (dynamic_file_is_loadable(request->file))
-		register_path(request);
+		register_path(request, caller);
 }
 
-static enum route_action act(struct request *request, void **handle)
+static const struct loaded_object *indexed(const struct request *request)
+{
+	return request->by_path ? loaded_find_path(request->file) : loaded_find_soname(request->file);
+}
+
+static enum route_action act(struct request *request, int mode, const void *caller, void **handle)
 {
 	const struct loaded_object *object = indexed(request);
 	if (object) {
-		if (answer_loaded(request, object, handle))
+		if (answer_loaded(request->file, object->family, object, request->by_path, mode, caller, handle))
 			return ROUTE_HANDLED;
 		/* Behind: bring the index up to date now, or the calls below that pass straight through
 		   would leave it so, and each repeat of this one would search the file system again. */
@@ -188,34 +183,34 @@ static enum route_action act(struct request *request, void **handle)
 	/* A name the index does not know: its family. */
 	if ((request->family = libnames_match_linux(request->name, NULL)) < 0)
 		return ROUTE_PASS;
-	if (strchr(request->file, '$') || (request->mode & RTLD_NOLOAD))
+	request->driver = libnames_is_driver(request->family);
+	if (strchr(request->file, '$') || (mode & RTLD_NOLOAD))
 		return ROUTE_PASS;
 	start_once();
 	if (config_get()->disabled)
 		return ROUTE_PASS;
-	if (request->mode & RTLD_DEEPBIND) {
-		see_deep_binding(request);
+	if (mode & RTLD_DEEPBIND) {
+		see_deep_binding(request, caller);
 		return ROUTE_PASS;
 	}
 	/* A forked child asks the loader before it syncs: for an object that is loaded, the plain call
 	   takes no lock but the one glibc resets in a child, and neither may the runtime's answer. */
-	if (walk_may_block() && answer_loaded(request, NULL, handle))
+	if (walk_may_block() && answer_loaded(request->file, request->family, NULL, request->by_path, mode, caller, handle))
 		return ROUTE_HANDLED;
 	loaded_sync(); /* what loaded since the last call, its origins registered */
 	/* Unloaded again since the sync (another thread's dlclose): not loaded, as for the loader. */
-	if ((object = indexed(request)) && answer_loaded(request, object, handle))
+	if ((object = indexed(request)) && answer_loaded(request->file, object->family, object, request->by_path, mode, caller, handle))
 		return ROUTE_HANDLED;
-	return request->by_path ? act_by_path(request, handle) : act_on_bare_name(request, handle);
+	return request->by_path ? act_by_path(request, mode, caller, handle) : act_on_bare_name(request, mode, caller, handle);
 }
 
 /* A call the first look found worth a second: errno kept from here on. */
 static __attribute__((noinline)) enum route_action route_candidate(const char *file, const char *slash, int mode,
 								     const void *caller, void **handle, int saved_errno)
 {
-	struct request request = { .file = file, .name = slash ? slash + 1 : file, .by_path = slash != NULL, .family = -1,
-				   .mode = mode, .caller = caller };
+	struct request request = { .file = file, .name = slash ? slash + 1 : file, .by_path = slash != NULL, .family = -1 };
 	carry_out_busy = true;
-	enum route_action action = act(&request, handle);
+	enum route_action action = act(&request, mode, caller, handle);
 	carry_out_busy = false;
 	errno = saved_errno;
 	return action;
@@ -241,8 +236,7 @@ enum route_action route_dlopen(const char *file, int mode, const void *caller, v
 {
 	int saved_errno = errno;
 	const struct loaded_object *last = repeated(file);
-	struct request again = { .file = file, .by_path = last_answer.by_path, .family = -1, .mode = mode, .caller = caller };
-	if (last && answer_loaded(&again, last, handle))
+	if (last && answer_loaded(file, last->family, last, last_answer.by_path, mode, caller, handle))
 		return ROUTE_HANDLED;
 	return route_candidate(file, strrchr(file, '/'), mode, caller, handle, saved_errno);
 }
@@ -252,7 +246,7 @@ enum route_action route_dlmopen(Lmid_t namespace, const char *file, int mode, co
 	/* Every dlmopen goes to the loader: code inside another namespace binds to that namespace's
 	   own libc and never reaches these hooks, so nothing there could be redirected consistently.
 	   An NVIDIA library given by path is still an origin worth knowing. */
-	(void)namespace, (void)handle;
+	(void)namespace, (void)mode, (void)handle;
 	int family = file && !carry_out_busy && !attach_deferring && strchr(file, '/') && !strchr(file, '$')
 			     ? libnames_match_linux(libnames_basename(file), NULL)
 			     : -1;
@@ -261,10 +255,9 @@ enum route_action route_dlmopen(Lmid_t namespace, const char *file, int mode, co
 	int saved_errno = errno;
 	carry_out_busy = true;
 	start_once();
-	struct request request = { .file = file, .name = libnames_basename(file), .by_path = true, .family = family, .mode = mode,
-				   .caller = caller };
+	struct request request = { .file = file, .name = libnames_basename(file), .by_path = true, .family = family };
 	if (!config_get()->disabled && dynamic_file_is_loadable(file))
-		register_path(&request);
+		register_path(&request, caller);
 	carry_out_busy = false;
 	errno = saved_errno;
 	return ROUTE_PASS;

@@ -1,6 +1,10 @@
-/* Findings: judging each candidate a walk meets, once, and keeping what the judge read. */
+/* The planning's shared part: the policy's question for a request, the walks that learn what it
+   asks for, each candidate judged once with what the judge read kept, and what comes of the
+   answer (a load, a miss). plan_bare.c and plan_needed.c give the loader's search. */
 #define _GNU_SOURCE
 #include "finding.h"
+
+#include "config.h"
 
 #include "libnames.h"
 #include "loader_facts.h"
@@ -111,10 +115,40 @@ bool finding_walk_own(struct finding *own, const char *name, const char *folder)
 	return own->found;
 }
 
-void findings_init(struct findings *findings, const char *name, const char *soname)
+struct policy_question plan_question(const struct plan_request *request)
 {
-	findings->name = name;
-	findings->walked = false;
+	const struct config *config = config_get();
+	return (struct policy_question){
+		.policy = config->policy,
+		.secure = config->secure,
+		.driver = request->driver,
+		.request = request->kind,
+		.loaded = request->loaded,
+	};
+}
+
+/* A miss of the request would be shown or recorded. */
+static bool heard(const struct plan_request *request)
+{
+	return policy_reports_misses(request->kind) && report_misses_wanted(request->driver);
+}
+
+bool plan_worth_making(const struct plan_request *request)
+{
+	struct policy_question question = plan_question(request);
+	struct policy_answer answer = policy_decide(&question);
+	if (answer.action == POLICY_USE_LOADED)
+		return answer.check_mixed_origin;
+	/* Only a miss can come of a walk that looks in no place of the runtime's. */
+	return answer.action != POLICY_LEAVE && (answer.with_places || heard(request));
+}
+
+void findings_init(struct findings *findings, const struct plan_request *request, const char *soname)
+{
+	findings->question = plan_question(request);
+	findings->request = request;
+	findings->asker_folder = NULL;
+	findings->heard = heard(request);
 	finding_init(&findings->loader, soname);
 	finding_init(&findings->own, soname);
 }
@@ -144,24 +178,19 @@ static bool runtime_place_holds(const char *name, const char *asker_folder)
 	return held;
 }
 
-static bool heard(const struct findings *findings)
-{
-	return policy_reports_misses(findings->question.request) && report_misses_wanted(findings->question.driver);
-}
-
 static bool walk_loader(struct findings *findings, const struct policy_answer *answer)
 {
+	const struct plan_request *request = findings->request;
 	struct policy_question *question = &findings->question;
-	if (!heard(findings) && !(answer->with_places && runtime_place_holds(findings->name, findings->asker_folder)))
+	if (!findings->heard && !(answer->with_places && runtime_place_holds(request->name, findings->asker_folder)))
 		return false;
 	struct search_request walk = {
-		.name = findings->name,
+		.name = request->name,
 		.caller_folder = answer->with_places ? findings->asker_folder : NULL,
 		.loader_only = !answer->with_places,
 	};
-	if (heard(findings) && !report_miss_known(findings->name, findings->asker))
+	if (findings->heard && !report_miss_known(request->name, request->asker))
 		findings->loader.looked = calloc(FINDING_LOOKED_MAX, sizeof(*findings->loader.looked));
-	findings->walked = true;
 	if (!findings->walk_loader(findings, &walk))
 		return false;
 	question->loader = findings->loader.loader;
@@ -174,13 +203,15 @@ static bool walk_loader(struct findings *findings, const struct policy_answer *a
 
 static void walk_own(struct findings *findings)
 {
-	bool found = finding_walk_own(&findings->own, findings->name, findings->asker_folder);
+	bool found = finding_walk_own(&findings->own, findings->request->name, findings->asker_folder);
 	findings->question.own = found ? POLICY_YES : POLICY_NO;
 	findings->question.own_is_loaders = found && findings->loader.loader == POLICY_LOADER_FINDS &&
 					    platform_same_file(findings->loader.loader_path, findings->own.path);
 }
 
-struct policy_answer findings_decide(struct findings *findings)
+/* Asks the policy until it has the facts it needs, and learns them. When a walk is not worth its
+   cost, the name is the loader's, with no miss. */
+static struct policy_answer decide(struct findings *findings)
 {
 	for (;;) {
 		struct policy_answer answer = policy_decide(&findings->question);
@@ -191,7 +222,7 @@ struct policy_answer findings_decide(struct findings *findings)
 			break;
 		case POLICY_ASK_OWN: walk_own(findings); break;
 		case POLICY_ASK_LOADED_NOW:
-			findings->question.loaded_now = loader_facts_loaded_by_name(findings->name) ? POLICY_YES : POLICY_NO;
+			findings->question.loaded_now = loader_facts_loaded_by_name(findings->request->name) ? POLICY_YES : POLICY_NO;
 			break;
 		case POLICY_ASK_FALLBACK: /* the walk went on into the places, which hold nothing */
 			findings->question.fallback = POLICY_NO;
@@ -201,11 +232,25 @@ struct policy_answer findings_decide(struct findings *findings)
 	}
 }
 
-const struct finding *findings_taken(const struct findings *findings, const struct policy_answer *answer)
+static const struct finding *taken_by(const struct findings *findings, const struct policy_answer *answer)
 {
 	if (answer->action == POLICY_LOAD_OWN)
 		return &findings->own;
 	return answer->action == POLICY_LOAD_FALLBACK ? &findings->loader : NULL;
+}
+
+bool findings_fill_load(const struct findings *findings, const struct finding *taken, const struct policy_answer *answer,
+			struct plan_load *load)
+{
+	const struct plan_request *request = findings->request;
+	if (strlen(request->name) > NAME_MAX)
+		return false;
+	strcpy(load->name, request->name);
+	strcpy(load->path, taken->path);
+	load->identity = taken->file->identity;
+	load->family = request->family;
+	load->answer = *answer;
+	return true;
 }
 
 /* True when file is name's library with a shorter version that name's begins with:
@@ -242,33 +287,32 @@ static bool other_version(const struct finding *finding, int family, const char 
 	return false;
 }
 
-void finding_report_miss(const struct finding *finding, const char *name, int family, bool driver, const char *asker,
-			 const struct policy_answer *answer)
+/* A miss, with the places the walk tried, unless the loader's own answer for the name (its
+   ld.so.cache, which no walk sees) finds it. */
+static void report_miss(const struct findings *findings, const struct policy_answer *answer)
 {
-	if (!report_misses_wanted(driver) || loader_facts_finds_by_name(name))
+	const struct plan_request *request = findings->request;
+	const struct finding *finding = &findings->loader;
+	if (!findings->heard || loader_facts_finds_by_name(request->name))
 		return;
 	char *other = finding->looked ? malloc(PATH_MAX) : NULL;
-	bool has_other = other && other_version(finding, family, name, other, PATH_MAX);
-	report_outcome(&(struct outcome){ .kind = OUTCOME_MISSED, .answer = answer, .name = name, .family = family,
-					  .driver = driver, .caller = asker, .other = has_other ? other : NULL,
-					  .looked = finding->looked, .looked_count = finding->looked_count });
+	bool has_other = other && other_version(finding, request->family, request->name, other, PATH_MAX);
+	report_outcome(&(struct outcome){ .kind = OUTCOME_MISSED, .answer = answer, .name = request->name,
+					  .family = request->family, .driver = request->driver, .caller = request->asker,
+					  .other = has_other ? other : NULL, .looked = finding->looked,
+					  .looked_count = finding->looked_count });
 	free(other);
+}
+
+const struct finding *findings_settle(struct findings *findings, struct policy_answer *answer)
+{
+	*answer = decide(findings);
+	if (answer->miss)
+		report_miss(findings, answer);
+	return taken_by(findings, answer);
 }
 
 void finding_report_unknown(const char *name, const char *asker, const char *why)
 {
 	log_message(LOG_DEBUG, "%s for %s: unknown whether the loader finds it (%s); left to the loader", name, asker, why);
-}
-
-bool finding_fill_load(const struct finding *finding, const char *name, int family, const struct policy_answer *answer,
-		       struct plan_load *load)
-{
-	if (strlen(name) > NAME_MAX)
-		return false;
-	strcpy(load->name, name);
-	strcpy(load->path, finding->path);
-	load->identity = finding->file->identity;
-	load->family = family;
-	load->answer = *answer;
-	return true;
 }

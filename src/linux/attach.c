@@ -38,7 +38,7 @@ static bool preloaded;
 struct attach {
 	const struct loaded_object *parent;
 	struct libname_match parent_match;
-	struct plan plan;
+	struct plan_load load;
 	int loaded;
 };
 
@@ -80,8 +80,8 @@ static bool attach_dependent(int family, void *arg)
 	void *handle = NULL;
 	if (!pin)
 		return false; /* unloaded since the last sync */
-	if (dlinfo(pin, RTLD_DI_LINKMAP, &request.caller) == 0 && request.caller && plan_bare_name(&request, &attach->plan))
-		handle = carry_out_load(&attach->plan.loads[0], RTLD_LAZY | RTLD_LOCAL, &request);
+	if (dlinfo(pin, RTLD_DI_LINKMAP, &request.caller) == 0 && request.caller && plan_bare_name(&request, &attach->load))
+		handle = carry_out_load(&attach->load, RTLD_LAZY | RTLD_LOCAL, &request);
 	dlclose(pin);
 	if (handle) /* kept: the dependent stays for the parent to find by soname */
 		attach->loaded++;

@@ -125,6 +125,7 @@ static struct entry *append_entry(int family, const char *path, const char *sona
 	}
 	struct entry *entry = &entries[n];
 	entry->object.family = family;
+	entry->object.driver = libnames_is_driver(family);
 	strcpy(entry->object.soname, soname);
 	entry->object.path = memcpy(text + text_used, path, length);
 	entry->soname_length = strlen(soname);
@@ -401,6 +402,11 @@ const struct loaded_object *loaded_find_path(const char *path)
 			return &entry->object;
 	}
 	return NULL;
+}
+
+const struct loaded_object *loaded_find(const char *file, bool by_path)
+{
+	return by_path ? loaded_find_path(file) : loaded_find_soname(file);
 }
 
 bool loaded_has_soname(const char *soname) { return loaded_find_soname(soname) != NULL; }

@@ -145,13 +145,6 @@ bool loader_facts_expand(const char *list, const char *origin, char ***elements,
 	return *count == n;
 }
 
-void loader_facts_free_elements(char **elements, int count)
-{
-	for (int i = 0; elements && i < count; i++)
-		free(elements[i]);
-	free(elements);
-}
-
 /* ---- the process's lists ----
    The loader lists them only inside an object's whole search (dlinfo RTLD_DI_SERINFO, no mark
    between the parts), so they are read off two such lists. The runtime's own list holds

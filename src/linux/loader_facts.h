@@ -36,9 +36,8 @@ bool loader_facts_runtime_element(const char *folder);
 
 /* An RPATH or RUNPATH as written, expanded as the loader does ($ORIGIN is origin). False when it
    uses $LIB or $PLATFORM and the loader did not say their values: the loader's search is then not
-   known. The elements are malloc'd (loader_facts_free_elements). */
+   known. The array and each element are malloc'd. */
 bool loader_facts_expand(const char *list, const char *origin, char ***elements, int *count);
-void loader_facts_free_elements(char **elements, int count);
 
 /* The process's lists for the DT_NEEDED of an object that dlopen maps (it has no loader): the
    program's RPATH (unless the program has a RUNPATH), LD_LIBRARY_PATH and the system folders. NULL

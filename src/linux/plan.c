@@ -1,14 +1,33 @@
-/* The planning's shared part: the policy's question for a request, the walks that learn what it
-   asks for, each candidate judged once with what the judge read kept, and what comes of the
-   answer (a load, a miss). plan_bare.c and plan_needed.c give the loader's search. */
+/* Planning what the runtime loads for an NVIDIA name (plan.h).
+ *
+ * A bare name: the loader's own search for the caller decides first, as the loader lists it for a
+ * loaded object (dlinfo RTLD_DI_SERINFO). When the file is there the loader gets the call untouched.
+ * Otherwise the runtime's first copy (a registered origin, a wheel sibling, NVINTERPOSE_PATH) is the
+ * plan, after the loader has been asked by name for its ld.so.cache, which no list shows.
+ *
+ * DT_NEEDED: before an NVIDIA library is loaded by path, each NVIDIA name it needs is looked for
+ * where the loader will look for it on behalf of an object that dlopen maps (src/loader). That is
+ * the library's RPATH unless it has a RUNPATH, the program's RPATH, LD_LIBRARY_PATH, the library's
+ * RUNPATH, ld.so.cache and the system folders, never the dlopen caller's lists. The ones found
+ * nowhere but in the runtime's places go into the plan, leaves first: a copy the runtime loads is
+ * dlopen'ed in its turn, so its own needs come before it.
+ *
+ * Under coherent, the asker's own folder and its wheel siblings come before the loader's choice.
+ * The policy (policy.h) decides; one walk learns the loader's answer, the runtime's copy and, for a
+ * miss, every place tried. Each candidate is read once, and the copy taken keeps what the read
+ * found (its header, SONAME, DT_NEEDED, whether the loader can map it whole). */
 #define _GNU_SOURCE
-#include "finding.h"
+#include "plan.h"
 
 #include "config.h"
-
 #include "libnames.h"
+#include "loaded.h"
+#include "loader/dst.h"
 #include "loader_facts.h"
+#include "log.h"
+#include "platform.h"
 #include "report.h"
+#include "search.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -16,7 +35,41 @@
 #include <stdlib.h>
 #include <string.h>
 
-void finding_init(struct finding *finding, const char *soname)
+#define LOOKED_MAX 256
+
+struct finding {
+	enum policy_loader_answer loader;
+	char loader_path[PATH_MAX]; /* the loader's copy, when it is POLICY_LOADER_FINDS */
+	bool found;                 /* a copy in the runtime's places */
+	char path[PATH_MAX];
+	enum search_step step;
+	struct dynamic_file *file;  /* that copy as read */
+	/* For a DT_NEEDED name: the SONAME a copy must have. The loader takes a loaded object for a
+	   DT_NEEDED name by its SONAME (or a name it was loaded under, which for the runtime's loads
+	   is a path). A copy without it would be loaded for nothing. */
+	const char *soname;
+	/* The places tried, in order, each once, when a miss may be reported; NULL otherwise. */
+	struct log_looked *looked;
+	size_t looked_count;
+};
+
+/* One name's question in progress: the policy's facts and the findings they come from. On the
+   heap, since two findings are two paths each. */
+struct findings {
+	struct policy_question question;
+	const struct plan_request *request;
+	const char *asker_folder; /* the folder whose copy is the asker's own, and the first place */
+	struct finding loader;    /* the loader's search and, with places, the runtime's after it */
+	struct finding own;       /* the asker's folder and its wheel siblings */
+	/* The plan's walk of the loader's search for the name: it fills walk (its loader part) and
+	   calls finding_walk. False when the search cannot be known. */
+	bool (*walk_loader)(struct findings *findings, struct search_request *walk);
+	void *plan;
+};
+
+/* ---- findings: one walk, each candidate judged once ---- */
+
+static void finding_init(struct finding *finding, const char *soname)
 {
 	/* Its two paths are not zeroed whole: a walk runs on every miss. */
 	finding->loader = POLICY_LOADER_MISSES;
@@ -30,7 +83,7 @@ void finding_init(struct finding *finding, const char *soname)
 	finding->looked_count = 0;
 }
 
-void finding_free(struct finding *finding)
+static void finding_free(struct finding *finding)
 {
 	for (size_t i = 0; finding->looked && i < finding->looked_count; i++)
 		free((char *)finding->looked[i].folder);
@@ -94,21 +147,21 @@ static void add_looked(const char *folder, enum search_step step, enum loader_st
 	if (folder && loader_facts_runtime_element(folder))
 		return; /* the runtime's own RUNPATH, which only tells it the machine */
 	char *copy = folder ? strdup(folder) : NULL;
-	if (finding->looked_count == FINDING_LOOKED_MAX || (folder && !copy)) {
+	if (finding->looked_count == LOOKED_MAX || (folder && !copy)) {
 		free(copy);
 		return;
 	}
 	finding->looked[finding->looked_count++] = (struct log_looked){ copy, search_step_key(step, loader_step) };
 }
 
-void finding_walk(struct finding *finding, const struct search_request *request)
+static void finding_walk(struct finding *finding, const struct search_request *request)
 {
 	struct search_request walk = *request;
 	walk.tried = finding->looked ? add_looked : NULL;
 	search_candidates(&walk, consider_candidate, finding);
 }
 
-bool finding_walk_own(struct finding *own, const char *name, const char *folder)
+static bool finding_walk_own(struct finding *own, const char *name, const char *folder)
 {
 	struct search_request request = { .name = name, .caller_folder = folder, .caller_folder_only = true };
 	search_candidates(&request, consider_candidate, own);
@@ -127,12 +180,6 @@ struct policy_question plan_question(const struct plan_request *request)
 	};
 }
 
-/* A miss of the request would be shown or recorded. */
-static bool heard(const struct plan_request *request)
-{
-	return policy_reports_misses(request->kind) && report_misses_wanted(request->driver);
-}
-
 bool plan_worth_making(const struct plan_request *request)
 {
 	struct policy_question question = plan_question(request);
@@ -140,20 +187,19 @@ bool plan_worth_making(const struct plan_request *request)
 	if (answer.action == POLICY_USE_LOADED)
 		return answer.check_mixed_origin;
 	/* Only a miss can come of a walk that looks in no place of the runtime's. */
-	return answer.action != POLICY_LEAVE && (answer.with_places || heard(request));
+	return answer.action != POLICY_LEAVE && (answer.with_places || request->heard);
 }
 
-void findings_init(struct findings *findings, const struct plan_request *request, const char *soname)
+static void findings_init(struct findings *findings, const struct plan_request *request, const char *soname)
 {
 	findings->question = plan_question(request);
 	findings->request = request;
 	findings->asker_folder = NULL;
-	findings->heard = heard(request);
 	finding_init(&findings->loader, soname);
 	finding_init(&findings->own, soname);
 }
 
-void findings_free(struct findings *findings)
+static void findings_free(struct findings *findings)
 {
 	finding_free(&findings->loader);
 	finding_free(&findings->own);
@@ -178,19 +224,19 @@ static bool runtime_place_holds(const char *name, const char *asker_folder)
 	return held;
 }
 
-static bool walk_loader(struct findings *findings, const struct policy_answer *answer)
+static bool learn_loader(struct findings *findings, const struct policy_answer *answer)
 {
 	const struct plan_request *request = findings->request;
 	struct policy_question *question = &findings->question;
-	if (!findings->heard && !(answer->with_places && runtime_place_holds(request->name, findings->asker_folder)))
+	if (!findings->request->heard && !(answer->with_places && runtime_place_holds(request->name, findings->asker_folder)))
 		return false;
 	struct search_request walk = {
 		.name = request->name,
 		.caller_folder = answer->with_places ? findings->asker_folder : NULL,
 		.loader_only = !answer->with_places,
 	};
-	if (findings->heard && !report_miss_known(request->name, request->asker))
-		findings->loader.looked = calloc(FINDING_LOOKED_MAX, sizeof(*findings->loader.looked));
+	if (findings->request->heard && !report_miss_known(request->name, request->asker))
+		findings->loader.looked = calloc(LOOKED_MAX, sizeof(*findings->loader.looked));
 	if (!findings->walk_loader(findings, &walk))
 		return false;
 	question->loader = findings->loader.loader;
@@ -217,7 +263,7 @@ static struct policy_answer decide(struct findings *findings)
 		struct policy_answer answer = policy_decide(&findings->question);
 		switch (answer.action) {
 		case POLICY_ASK_LOADER:
-			if (!walk_loader(findings, &answer))
+			if (!learn_loader(findings, &answer))
 				return (struct policy_answer){ .action = POLICY_LEAVE, .reason = POLICY_BECAUSE_NOBODY };
 			break;
 		case POLICY_ASK_OWN: walk_own(findings); break;
@@ -239,7 +285,7 @@ static const struct finding *taken_by(const struct findings *findings, const str
 	return answer->action == POLICY_LOAD_FALLBACK ? &findings->loader : NULL;
 }
 
-bool findings_fill_load(const struct findings *findings, const struct finding *taken, const struct policy_answer *answer,
+static bool findings_fill_load(const struct findings *findings, const struct finding *taken, const struct policy_answer *answer,
 			struct plan_load *load)
 {
 	const struct plan_request *request = findings->request;
@@ -293,7 +339,7 @@ static void report_miss(const struct findings *findings, const struct policy_ans
 {
 	const struct plan_request *request = findings->request;
 	const struct finding *finding = &findings->loader;
-	if (!findings->heard || loader_facts_finds_by_name(request->name))
+	if (!findings->request->heard || loader_facts_finds_by_name(request->name))
 		return;
 	char *other = finding->looked ? malloc(PATH_MAX) : NULL;
 	bool has_other = other && other_version(finding, request->family, request->name, other, PATH_MAX);
@@ -304,7 +350,7 @@ static void report_miss(const struct findings *findings, const struct policy_ans
 	free(other);
 }
 
-const struct finding *findings_settle(struct findings *findings, struct policy_answer *answer)
+static const struct finding *findings_settle(struct findings *findings, struct policy_answer *answer)
 {
 	*answer = decide(findings);
 	if (answer->miss)
@@ -312,7 +358,301 @@ const struct finding *findings_settle(struct findings *findings, struct policy_a
 	return taken_by(findings, answer);
 }
 
-void finding_report_unknown(const char *name, const char *asker, const char *why)
+static void finding_report_unknown(const char *name, const char *asker, const char *why)
 {
 	log_message(LOG_DEBUG, "%s for %s: unknown whether the loader finds it (%s); left to the loader", name, asker, why);
+}
+
+/* ---- bare names ---- */
+
+/* The folder of caller (PATH_MAX bytes at folder) when it is an NVIDIA library, else NULL. */
+static const char *nvidia_folder_of(struct link_map *caller, char *folder)
+{
+	const char *caller_name = caller->l_name && caller->l_name[0] ? caller->l_name : "";
+	bool nvidia = libnames_match_linux(libnames_basename(caller_name), NULL) >= 0 && dst_origin_of(caller_name, folder, PATH_MAX);
+	return nvidia ? folder : NULL;
+}
+
+/* One bare-name question in progress, on the heap. */
+struct bare {
+	struct findings findings;
+	bool in_loader;
+	char folder[PATH_MAX];
+	struct loader_facts_list *listed;
+	char cached[PATH_MAX];
+};
+
+/* The loader's search for the caller, as the loader lists it; inside the loader, ld.so.cache as
+   its file holds it. */
+static bool walk_bare_loader(struct findings *findings, struct search_request *walk)
+{
+	struct bare *bare = findings->plan;
+	const char *name = findings->request->name;
+	if (!(bare->listed = loader_facts_search_list(findings->request->caller)))
+		return false;
+	struct loader_object asker = { .listed = loader_facts_list_of(bare->listed) };
+	struct loader_process process = { 0 };
+	walk->lookup = LOADER_BARE_NAME;
+	walk->asker = &asker;
+	walk->process = &process;
+	walk->machine = loader_facts_machine();
+	if (bare->in_loader && loader_facts_cache_entry(name, bare->cached, sizeof(bare->cached)))
+		walk->cache_entry = bare->cached;
+	finding_walk(&findings->loader, walk);
+	return true;
+}
+
+static bool plan_bare(const struct plan_request *request, bool in_loader, struct policy_answer *answer, struct plan_load *load)
+{
+	struct bare *bare = calloc(1, sizeof(*bare));
+	if (!bare)
+		return false;
+	struct findings *findings = &bare->findings;
+	struct link_map *caller = request->caller;
+	bare->in_loader = in_loader;
+	findings_init(findings, request, NULL);
+	findings->asker_folder = nvidia_folder_of(caller, bare->folder);
+	findings->question.asker_is_nvidia = findings->asker_folder != NULL;
+	findings->question.asker_nodeflib = dynamic_has_nodeflib(caller->l_ld);
+	findings->walk_loader = walk_bare_loader;
+	findings->plan = bare;
+	const struct finding *taken = findings_settle(findings, answer);
+	bool planned = taken && findings_fill_load(findings, taken, answer, load);
+	if (answer->reason == POLICY_BECAUSE_LOADER && findings->loader.loader == POLICY_LOADER_MAY_FIND)
+		finding_report_unknown(request->name, caller->l_name && caller->l_name[0] ? caller->l_name : "(main program)",
+				       "a copy in an hwcap subfolder the runtime cannot rank");
+	findings_free(findings);
+	loader_facts_free_list(bare->listed);
+	free(bare);
+	return planned;
+}
+
+bool plan_bare_name(const struct plan_request *request, struct plan_load *load)
+{
+	struct policy_answer answer;
+	return plan_bare(request, false, &answer, load);
+}
+
+bool plan_for_requester(const struct plan_request *request, struct plan_load *load)
+{
+	struct policy_answer answer;
+	return plan_bare(request, true, &answer, load);
+}
+
+/* ---- first loaded wins ---- */
+
+void plan_check_mixed_origin(const struct plan_request *request, const char *asker, const void *asker_code)
+{
+	char folder[PATH_MAX], loaded[PATH_MAX];
+	struct policy_question question = plan_question(request);
+	if (!policy_decide(&question).check_mixed_origin || !report_mixed_origin_first(request->name))
+		return;
+	struct link_map *object = asker ? NULL : loader_facts_object_at(asker_code);
+	if (!asker)
+		asker = object && object->l_name && object->l_name[0] ? object->l_name : NULL;
+	if (!asker || libnames_match_linux(libnames_basename(asker), NULL) < 0 || !dst_origin_of(asker, folder, sizeof(folder)) ||
+	    !loaded_path_of_soname(request->name, loaded, sizeof(loaded)))
+		return;
+	struct finding *own = malloc(sizeof(*own));
+	if (!own)
+		return;
+	finding_init(own, NULL);
+	if (finding_walk_own(own, request->name, folder) && !platform_same_file(own->path, loaded))
+		report_outcome(&(struct outcome){ .kind = OUTCOME_MIXED_ORIGIN, .name = request->name, .family = request->family,
+						  .caller = asker, .path = loaded, .own = own->path });
+	finding_free(own);
+	free(own);
+}
+
+/* ---- DT_NEEDED ---- */
+
+struct needs {
+	struct plan *plan;
+	const struct loader_process *process; /* the program's RPATH, LD_LIBRARY_PATH, the system folders */
+	size_t visited_count;
+	char visited[PLAN_MAX_LOADS][NAME_MAX + 1];
+};
+
+/* A library about to be loaded, as the loader model sees it: its RPATH and RUNPATH expanded
+   ($ORIGIN its folder), no loader (dlopen maps it itself). */
+struct parent {
+	const char *path;
+	const char *folder;
+	const struct dynamic_file *file;
+	char **rpath, **runpath;
+	int rpath_count, runpath_count;
+	struct loader_object model;
+};
+
+static bool visited_before(struct needs *needs, const char *name)
+{
+	for (size_t i = 0; i < needs->visited_count; i++)
+		if (strcmp(needs->visited[i], name) == 0)
+			return true;
+	if (needs->visited_count < PLAN_MAX_LOADS && strlen(name) <= NAME_MAX)
+		strcpy(needs->visited[needs->visited_count++], name);
+	return false;
+}
+
+static bool model_parent(struct parent *parent)
+{
+	const struct dynamic_file *file = parent->file;
+	if (!loader_facts_expand(file->runpath ? NULL : file->rpath, parent->folder, &parent->rpath, &parent->rpath_count) ||
+	    !loader_facts_expand(file->runpath, parent->folder, &parent->runpath, &parent->runpath_count))
+		return false;
+	parent->model = (struct loader_object){
+		.rpath = { (const char *const *)parent->rpath, (size_t)parent->rpath_count },
+		.runpath = { (const char *const *)parent->runpath, (size_t)parent->runpath_count },
+		.has_runpath = file->runpath != NULL,
+		.nodeflib = file->nodeflib,
+	};
+	return true;
+}
+
+static void free_parent(struct parent *parent)
+{
+	for (int i = 0; parent->rpath && i < parent->rpath_count; i++)
+		free(parent->rpath[i]);
+	for (int i = 0; parent->runpath && i < parent->runpath_count; i++)
+		free(parent->runpath[i]);
+	free(parent->rpath);
+	free(parent->runpath);
+}
+
+static void plan_needs_of(struct parent *parent, struct needs *needs, int depth);
+
+/* One DT_NEEDED lookup, on the heap: the lookup recurses (leaves first). */
+struct need {
+	struct findings findings;
+	struct parent *parent;
+	const struct loader_process *process;
+	char folder[PATH_MAX];
+	struct parent child;
+};
+
+/* The loader's search for the parent, an object dlopen maps. */
+static bool walk_needed_loader(struct findings *findings, struct search_request *walk)
+{
+	struct need *need = findings->plan;
+	walk->lookup = LOADER_NEEDED_OF_DLOPENED;
+	walk->asker = &need->parent->model;
+	walk->process = need->process;
+	walk->machine = loader_facts_machine();
+	finding_walk(&findings->loader, walk);
+	if (!findings->question.driver && findings->loader.loader == POLICY_LOADER_MAY_FIND)
+		finding_report_unknown(findings->request->name, need->parent->path, "a copy in an hwcap subfolder the runtime cannot rank");
+	return true;
+}
+
+/* The copy the runtime loads is dlopen'ed in its turn: its own needs come first. */
+static void plan_needs_of_copy(struct need *need, const struct finding *taken, struct needs *needs, int depth)
+{
+	struct parent *child = &need->child;
+	if (depth >= POLICY_NEEDED_MAX_DEPTH || !dst_origin_of(taken->path, need->folder, sizeof(need->folder)))
+		return;
+	*child = (struct parent){ .path = taken->path, .folder = need->folder, .file = taken->file };
+	if (model_parent(child))
+		plan_needs_of(child, needs, depth + 1);
+	free_parent(child);
+}
+
+/* A DT_NEEDED name as the policy sees it (family -1: not NVIDIA's). */
+static struct plan_request need_request(const char *name, const char *parent)
+{
+	struct plan_request request = { .kind = POLICY_NEEDED, .name = name, .family = libnames_match_linux(name, NULL), .asker = parent };
+	if (request.family >= 0) {
+		request.driver = libnames_is_driver(request.family);
+		request.loaded = loaded_has_soname(name);
+		request.heard = report_misses_wanted(request.driver);
+	}
+	return request;
+}
+
+/* One DT_NEEDED name of parent: nothing when it is not NVIDIA's, loaded, or found by the loader;
+   otherwise planned from where the policy takes it, after its own needs. */
+static void plan_need(struct parent *parent, const char *name, struct needs *needs, int depth)
+{
+	struct plan_request request = need_request(name, parent->path);
+	if (request.family < 0 || visited_before(needs, name))
+		return;
+	struct need *need = request.loaded ? NULL : calloc(1, sizeof(*need));
+	if (!need) {
+		if (request.loaded)
+			plan_check_mixed_origin(&request, parent->path, NULL);
+		return;
+	}
+	struct findings *findings = &need->findings;
+	struct plan *plan = needs->plan;
+	struct policy_answer answer;
+	need->parent = parent;
+	need->process = needs->process;
+	findings_init(findings, &request, name);
+	findings->asker_folder = parent->folder;
+	findings->question.asker_is_nvidia = true;
+	findings->question.asker_nodeflib = parent->file->nodeflib;
+	findings->walk_loader = walk_needed_loader;
+	findings->plan = need;
+	const struct finding *taken = findings_settle(findings, &answer);
+	if (taken) {
+		plan_needs_of_copy(need, taken, needs, depth);
+		if (plan->count < PLAN_MAX_LOADS && findings_fill_load(findings, taken, &answer, &plan->loads[plan->count]))
+			plan->count++;
+	}
+	findings_free(findings);
+	free(need);
+}
+
+static void plan_needs_of(struct parent *parent, struct needs *needs, int depth)
+{
+	for (size_t i = 0; i < parent->file->needed_count; i++)
+		plan_need(parent, parent->file->needed[i], needs, depth);
+}
+
+/* Most libraries need no NVIDIA library that is not loaded yet: they need nothing from here (but
+   under coherent, a loaded one may still be a mixed origin to report). */
+static bool needs_the_runtime(const struct dynamic_file *file)
+{
+	for (size_t i = 0; i < file->needed_count; i++) {
+		struct plan_request request = need_request(file->needed[i], NULL);
+		if (request.family >= 0 && plan_worth_making(&request))
+			return true;
+	}
+	return false;
+}
+
+static void report_needs_unknown(const char *path, const struct dynamic_file *file, const char *why)
+{
+	for (size_t i = 0; i < file->needed_count; i++) {
+		int family = libnames_match_linux(file->needed[i], NULL);
+		if (family >= 0 && !libnames_is_driver(family))
+			finding_report_unknown(file->needed[i], path, why);
+	}
+}
+
+bool plan_needed(const char *path, const char *folder, const struct dynamic_file *file, struct plan *plan)
+{
+	struct needs *needs = NULL;
+	struct loader_facts_process *lists = NULL;
+	struct parent parent = { .path = path, .folder = folder, .file = file };
+	plan->count = 0;
+	if (!needs_the_runtime(file))
+		goto out;
+	if (!model_parent(&parent)) {
+		report_needs_unknown(path, file, "its RPATH or RUNPATH uses $LIB or $PLATFORM, which the loader did not tell");
+		goto out;
+	}
+	if (!(needs = calloc(1, sizeof(*needs))))
+		goto out;
+	if (!(lists = loader_facts_process_lists())) {
+		report_needs_unknown(path, file, "the loader's lists of this process could not be read");
+		goto out;
+	}
+	needs->plan = plan;
+	needs->process = loader_facts_process_of(lists);
+	plan_needs_of(&parent, needs, 0);
+out:
+	free_parent(&parent);
+	free(needs);
+	loader_facts_free_process(lists);
+	return plan->count > 0;
 }

@@ -24,6 +24,9 @@ struct plan_request {
 	int family;
 	bool driver;
 	bool loaded; /* first loaded wins: the attach scan's family is loaded already */
+	/* A miss of the name would be shown or recorded (report_misses_wanted), for a request whose
+	   misses are reported: the front knows it once. */
+	bool heard;
 	/* The object whose search applies: the dlopen caller, the audit front's requester, the
 	   library the attach scan loads for. */
 	struct link_map *caller;
@@ -43,7 +46,6 @@ struct plan_load {
 
 /* What to load, in order: what a library needs comes before it (leaves first). */
 struct plan {
-	struct policy_answer answer; /* plan_bare_name: the decision for the name asked */
 	size_t count;
 	struct plan_load loads[PLAN_MAX_LOADS];
 };
@@ -57,11 +59,11 @@ struct policy_question plan_question(const struct plan_request *request);
    a name loaded under fallback). The fronts ask it before they learn more. */
 bool plan_worth_making(const struct plan_request *request);
 
-/* A bare name for request->caller: true with one load in plan when the loader would not find it
+/* A bare name for request->caller: true with load filled when the loader would not find it
    for the caller (or, under coherent, when the caller's own installation holds another copy). False
    when the plain loader should have the call. A miss is reported, with every place tried. For a
    name the index does not hold, after loaded_sync: the caller's own origin must be registered. */
-bool plan_bare_name(const struct plan_request *request, struct plan *plan);
+bool plan_bare_name(const struct plan_request *request, struct plan_load *load);
 
 /* The same question asked from inside the loader (the audit front's la_objsearch, before the
    loader's own search for a name the requester needs). Nothing here may call the loader, so
@@ -69,14 +71,16 @@ bool plan_bare_name(const struct plan_request *request, struct plan *plan);
    may have been told to skip the cache, which a process cannot see. True with the load. */
 bool plan_for_requester(const struct plan_request *request, struct plan_load *load);
 
-/* An NVIDIA library about to be dlopen'ed by path: true with the loads (leaves first) when some of
+/* An NVIDIA library about to be dlopen'ed by path (folder: that of the path, what $ORIGIN means),
+   read as file: true with the loads (leaves first) when some of
    its DT_NEEDED NVIDIA libraries would not be found by the loader for it (or, under coherent, would
    come from elsewhere than its own installation) but are in the runtime's places. False when it
    needs nothing from the runtime. One that nobody finds is reported as a miss: the loader will
    fail the load. */
-bool plan_needed(const char *path, const struct dynamic_file *file, struct plan *plan);
+bool plan_needed(const char *path, const char *folder, const struct dynamic_file *file, struct plan *plan);
 
-/* First loaded wins, and name (a soname of family) is loaded. Under coherent, when the asker's
-   own installation holds another copy, a warning and a "mixed-origin" event with both paths, once
-   for each soname. The asker is a path, or (when NULL) the object holding asker_code. */
-void plan_check_mixed_origin(const char *name, int family, const char *asker, const void *asker_code);
+/* First loaded wins, and request's name is loaded. Under coherent, when the asker's own
+   installation holds another copy, a warning and a "mixed-origin" event with both paths, once for
+   each soname. The asker is a path, or (when NULL) the object holding asker_code, found only when
+   the check is made. */
+void plan_check_mixed_origin(const struct plan_request *request, const char *asker, const void *asker_code);

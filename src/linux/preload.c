@@ -77,15 +77,18 @@ static const struct loaded_object *repeated(const char *file)
    loaded object, and no indexed name holds a '$'). When the index is behind (the object was unloaded
    since), that call loads nothing and returns NULL. First loaded wins, and under coherent a bare
    name's answer may be a mixed origin. */
-static bool answer_loaded(const char *file, int family, const struct loaded_object *object, bool by_path, int mode,
-			  const void *caller, void **handle)
+static bool answer_loaded(const struct request *request, const struct loaded_object *object, int mode, const void *caller,
+			  void **handle)
 {
-	void *loaded = real_dlopen(file, mode | RTLD_NOLOAD);
+	void *loaded = real_dlopen(request->file, mode | RTLD_NOLOAD);
 	if (!loaded)
 		return false;
-	last_answer = (struct last_answer){ object, by_path };
-	if (!by_path)
-		plan_check_mixed_origin(file, family, NULL, caller);
+	last_answer = (struct last_answer){ object, request->by_path };
+	if (!request->by_path) {
+		struct plan_request asked = { .kind = POLICY_DLOPEN, .name = request->file, .family = request->family,
+					      .driver = request->driver, .loaded = true };
+		plan_check_mixed_origin(&asked, NULL, caller);
+	}
 	*handle = loaded;
 	return true;
 }
@@ -93,29 +96,30 @@ static bool answer_loaded(const char *file, int family, const struct loaded_obje
 /* An NVIDIA library loaded by path is registered before the loader has it, so that its folder is
    known even if it is unloaded before the runtime's next contact: the folder of the path as given
    (what $ORIGIN will mean), once the file is one the loader can take. */
-static void register_path(const struct request *request, const void *caller)
+static void register_path(const struct request *request, const char *folder, const void *caller)
 {
-	char folder[PATH_MAX];
-	if (dst_origin_of(request->file, folder, sizeof(folder)))
-		origins_register(&(struct origin_load){ .family = request->family, .folder = folder, .path = request->file,
-							.name = request->name, .caller = object_name(loader_facts_object_at(caller)),
-							.reason = "loaded by path" });
+	origins_register(&(struct origin_load){ .family = request->family, .folder = folder, .path = request->file,
+						.name = request->name, .caller = object_name(loader_facts_object_at(caller)),
+						.reason = "loaded by path" });
 }
 
 static enum route_action act_by_path(const struct request *request, int mode, const void *caller, void **handle)
 {
 	struct dynamic_file *file = malloc(sizeof(*file));
 	struct plan *plan = NULL;
+	char folder[PATH_MAX];
 	enum route_action action = ROUTE_PASS;
 	int read = file ? dynamic_read_file(request->file, file) : -ENOMEM;
 	/* A file past the reader's bounds (or odd in ways the loader tolerates) is still registered. */
 	if (read == 0 ? !dynamic_file_is_compatible(file) : !dynamic_file_is_loadable(request->file))
 		goto out;
-	register_path(request, caller);
+	bool placed = dst_origin_of(request->file, folder, sizeof(folder));
+	if (placed)
+		register_path(request, folder, caller);
 	if (request->file[0] != '/')
 		loaded_note_relative_load(request->file);
 	/* A path is the caller's choice and is never redirected; what it needs may be helped. */
-	if (read != 0 || !(plan = malloc(sizeof(*plan))) || !plan_needed(request->file, file, plan))
+	if (!placed || read != 0 || !(plan = malloc(sizeof(*plan))) || !plan_needed(request->file, folder, file, plan))
 		goto out;
 	if ((*handle = carry_out_with_needs(request->file, mode, plan)))
 		action = ROUTE_HANDLED;
@@ -127,21 +131,22 @@ out:
 
 static enum route_action act_on_bare_name(const struct request *request, int mode, const void *caller, void **handle)
 {
-	struct plan_request asked = { .kind = POLICY_DLOPEN, .name = request->file, .family = request->family, .driver = request->driver };
+	struct plan_request asked = { .kind = POLICY_DLOPEN, .name = request->file, .family = request->family,
+				      .driver = request->driver, .heard = report_misses_wanted(request->driver) };
 	if (!plan_worth_making(&asked))
 		return ROUTE_PASS;
-	struct plan *plan = malloc(sizeof(*plan));
+	struct plan_load *load = malloc(sizeof(*load));
 	struct link_map *object = loader_facts_object_at(caller);
 	asked.caller = object;
 	asked.asker = object_name(object);
-	if (plan && plan_bare_name(&asked, plan) && (*handle = carry_out_load(&plan->loads[0], mode, &asked))) {
-		free(plan);
+	if (load && plan_bare_name(&asked, load) && (*handle = carry_out_load(load, mode, &asked))) {
+		free(load);
 		return ROUTE_HANDLED;
 	}
-	free(plan);
+	free(load);
 	/* The loader has the call. When it loads the library, its origin is registered at the next
 	   sync, with this caller. */
-	if (report_misses_wanted(request->driver))
+	if (asked.heard)
 		loaded_note_asker(request->file, asked.asker);
 	return ROUTE_PASS;
 }
@@ -159,22 +164,20 @@ static void see_deep_binding(const struct request *request, const void *caller)
 	else
 		log_message(LOG_WARN, "%s is loaded with RTLD_DEEPBIND and libc is left alone (NVINTERPOSE_PATCH=0): its own dlopen calls bypass the runtime",
 			    request->file);
+	char folder[PATH_MAX];
 	if (!request->by_path)
 		loaded_note_asker(request->file, object_name(loader_facts_object_at(caller)));
-	else if (dynamic_file_is_loadable(request->file))
-		register_path(request, caller);
-}
-
-static const struct loaded_object *indexed(const struct request *request)
-{
-	return request->by_path ? loaded_find_path(request->file) : loaded_find_soname(request->file);
+	else if (dynamic_file_is_loadable(request->file) && dst_origin_of(request->file, folder, sizeof(folder)))
+		register_path(request, folder, caller);
 }
 
 static enum route_action act(struct request *request, int mode, const void *caller, void **handle)
 {
-	const struct loaded_object *object = indexed(request);
+	const struct loaded_object *object = loaded_find(request->file, request->by_path);
 	if (object) {
-		if (answer_loaded(request->file, object->family, object, request->by_path, mode, caller, handle))
+		request->family = object->family;
+		request->driver = object->driver;
+		if (answer_loaded(request, object, mode, caller, handle))
 			return ROUTE_HANDLED;
 		/* Behind: bring the index up to date now, or the calls below that pass straight through
 		   would leave it so, and each repeat of this one would search the file system again. */
@@ -195,11 +198,11 @@ static enum route_action act(struct request *request, int mode, const void *call
 	}
 	/* A forked child asks the loader before it syncs: for an object that is loaded, the plain call
 	   takes no lock but the one glibc resets in a child, and neither may the runtime's answer. */
-	if (walk_may_block() && answer_loaded(request->file, request->family, NULL, request->by_path, mode, caller, handle))
+	if (walk_may_block() && answer_loaded(request, NULL, mode, caller, handle))
 		return ROUTE_HANDLED;
 	loaded_sync(); /* what loaded since the last call, its origins registered */
 	/* Unloaded again since the sync (another thread's dlclose): not loaded, as for the loader. */
-	if ((object = indexed(request)) && answer_loaded(request->file, object->family, object, request->by_path, mode, caller, handle))
+	if ((object = loaded_find(request->file, request->by_path)) && answer_loaded(request, object, mode, caller, handle))
 		return ROUTE_HANDLED;
 	return request->by_path ? act_by_path(request, mode, caller, handle) : act_on_bare_name(request, mode, caller, handle);
 }
@@ -236,8 +239,11 @@ enum route_action route_dlopen(const char *file, int mode, const void *caller, v
 {
 	int saved_errno = errno;
 	const struct loaded_object *last = repeated(file);
-	if (last && answer_loaded(file, last->family, last, last_answer.by_path, mode, caller, handle))
-		return ROUTE_HANDLED;
+	if (last) {
+		struct request again = { .file = file, .by_path = last_answer.by_path, .family = last->family, .driver = last->driver };
+		if (answer_loaded(&again, last, mode, caller, handle))
+			return ROUTE_HANDLED;
+	}
 	return route_candidate(file, strrchr(file, '/'), mode, caller, handle, saved_errno);
 }
 
@@ -256,8 +262,9 @@ enum route_action route_dlmopen(Lmid_t namespace, const char *file, int mode, co
 	carry_out_busy = true;
 	start_once();
 	struct request request = { .file = file, .name = libnames_basename(file), .by_path = true, .family = family };
-	if (!config_get()->disabled && dynamic_file_is_loadable(file))
-		register_path(&request, caller);
+	char folder[PATH_MAX];
+	if (!config_get()->disabled && dynamic_file_is_loadable(file) && dst_origin_of(file, folder, sizeof(folder)))
+		register_path(&request, folder, caller);
 	carry_out_busy = false;
 	errno = saved_errno;
 	return ROUTE_PASS;

@@ -1,9 +1,12 @@
-/* libFuzzer target: the JSON escaper and the event writer (src/log.c). The input: a byte that sizes
-   the escaper's buffer, a byte that picks the kind of event, then its text fields and the places of
+/* libFuzzer target: the JSON escaper, the terminal escaper and the event writer (src/log.c). The
+   input: a byte that sizes the escapers' buffers, a byte that picks the kind of event, then its text fields and the places of
    a miss's "looked", cut at NUL bytes. The event goes to a log file of the fuzzer's own and comes
    back as one line. Promises: the escaper stays in its buffer, terminates, returns the length it
    wrote, writes valid UTF-8 and reads back as a prefix of its input with each byte of an invalid
-   sequence as U+FFFD, never half a character; every line is one valid UTF-8 JSON object no longer
+   sequence as U+FFFD, never half a character; the terminal escaper stays in its buffer, writes
+   valid UTF-8 with no control character (C0, DEL, C1) and reads back as a prefix of its input
+   with each control and each byte that starts no character as \xNN, cut only where the next
+   piece would not fit; every line is one valid UTF-8 JSON object no longer
    than LOG_LINE_MAX, of the event's kind; a field given reads back as its bytes when it is valid
    UTF-8, or else has a FIELD_hex twin whose hex is its bytes, unless the line lists it in
    "truncated". */
@@ -167,18 +170,30 @@ static char *with_replacements(const char *s, size_t *length)
 	return out;
 }
 
-static void check_escape(const char *s, size_t room)
+/* What escape wrote of s into room bytes, checked to stay there, end in a NUL, be as long as it
+   says and be UTF-8; NULL for room 0 (which must get nothing). */
+static char *escaped(size_t (*escape)(char *out, size_t size, const char *s), const char *s, size_t room, size_t *length)
 {
 	char *out = malloc(room ? room : 1);
-	size_t n = log_json_escape(out, room, s);
+	size_t n = escape(out, room, s);
 	if (room == 0) {
 		if (n != 0)
 			abort();
 		free(out);
-		return;
+		return NULL;
 	}
 	if (n >= room || out[n] != '\0' || strlen(out) != n || !log_is_utf8(out))
 		abort();
+	*length = n;
+	return out;
+}
+
+static void check_escape(const char *s, size_t room)
+{
+	size_t n;
+	char *out = escaped(log_json_escape, s, room, &n);
+	if (!out)
+		return;
 	char *quoted = malloc(n + 2);
 	quoted[0] = '"';
 	memcpy(quoted + 1, out, n);
@@ -193,6 +208,31 @@ static void check_escape(const char *s, size_t room)
 	free(decoded);
 	free(expected);
 	free(quoted);
+	free(out);
+}
+
+static void check_text_escape(const char *s, size_t room)
+{
+	size_t n, i = 0;
+	char *out = escaped(log_text_escape, s, room, &n);
+	if (!out)
+		return;
+	for (size_t j = 0; j < n;) {
+		unsigned char c = (unsigned char)out[j];
+		if (c < 0x20 || c == 0x7f || (c == 0xc2 && (unsigned char)out[j + 1] < 0xa0))
+			abort();
+		if (c == '\\' && out[j + 1] == 'x' && s[i] != '\\') {
+			if (j + 4 > n || hex_digit(out[j + 2]) < 0 || hex_digit(out[j + 3]) < 0 ||
+			    hex_digit(out[j + 2]) * 16 + hex_digit(out[j + 3]) != (unsigned char)s[i])
+				abort();
+			j += 4;
+		} else if (out[j++] != s[i])
+			abort();
+		i++;
+	}
+	/* A piece is at most 8 bytes (a C1 control's two, shown): what is left out would not fit. */
+	if (s[i] && n + 8 < room - 1)
+		abort();
 	free(out);
 }
 
@@ -265,8 +305,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *kind = log_event_kind(data[1] % kinds);
 	struct fuzz_parts parts;
 	fuzz_parts_of(data + 2, size - 2, FUZZ_MAX_PARTS, &parts);
-	for (size_t i = 0; i < parts.count; i++)
+	for (size_t i = 0; i < parts.count; i++) {
 		check_escape(parts.part[i], data[0]);
+		check_text_escape(parts.part[i], data[0]);
+	}
 	const char *field[TEXT_FIELDS] = { 0 };
 	for (size_t i = 0; i < TEXT_FIELDS && i < parts.count; i++)
 		field[i] = parts.part[i];

@@ -11,7 +11,7 @@
 #               dst: $ORIGIN, $LIB, $PLATFORM expansion (src/loader/dst.c)
 #               machine: the loader's machine facts from its output (src/loader/machine.c)
 #               wheel_root: the wheel-root rule, Linux and Windows (search_wheel_root, src/search.c)
-#               log: the JSON escaper and the event writer (src/log.c)
+#               log: the JSON and terminal escapers and the event writer (src/log.c)
 #               ld_cache: the ld.so.cache reader (src/loader/ld_cache.c)
 #               loader_host: the inspector's reading of the loader's output (inspect/loader_host.c)
 #               proc: the inspector's parsers of /proc/PID/maps, environ, status (inspect/what_if.c)

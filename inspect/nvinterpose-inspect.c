@@ -13,7 +13,9 @@
 #include "what_if.h"
 
 #include "config.h"
+#include "log.h"
 #include "nvinterpose.h"
+#include "python_paths.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -49,6 +51,8 @@ struct options {
 	bool families;
 	bool scan;
 	const char *python;
+	size_t python_timeout_s;
+	bool python_timeout_given;
 	size_t max_depth;
 	size_t max_objects;
 	bool all;
@@ -57,7 +61,7 @@ struct options {
 static void usage(FILE *out)
 {
 	fputs("Usage: nvinterpose-inspect [OPTION]... FILE...\n"
-	      "  or:  nvinterpose-inspect --scan [--json] [--python=PY]\n"
+	      "  or:  nvinterpose-inspect --scan [--json] [--python=PY] [--python-timeout=S]\n"
 	      "  or:  nvinterpose-inspect --families [--json]\n"
 	      "Shows each FILE's ELF facts and its dependency tree as glibc's loader would resolve it: where\n"
 	      "each library comes from and why (rpath, runpath, ld_library_path, cache, default,\n"
@@ -87,6 +91,7 @@ static void usage(FILE *out)
 	      "      --scan             site-packages of the python on PATH, CONDA_PREFIX, CUDA_HOME and\n"
 	      "                         CUDA_PATH, LD_LIBRARY_PATH and ld.so.cache\n"
 	      "      --python=PY        the python whose site-packages are scanned\n"
+	      "      --python-timeout=S how long the python may take, from its start to its exit (default 30)\n"
 	      "\n"
 	      "Other:\n"
 	      "      --cache=FILE       read FILE in place of /etc/ld.so.cache (\"none\": no cache)\n"
@@ -101,17 +106,38 @@ static void usage(FILE *out)
 	      out);
 }
 
+static void say(const char *format, ...) __attribute__((format(printf, 1, 2)));
 static int usage_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
+
+/* Every line on stderr: "nvinterpose-inspect: " and the text, whose values (an option's value, a
+   file's name) have their control characters shown as \xNN, as the runtime's messages do. */
+static void vsay(const char *format, va_list args)
+{
+	char *text = NULL;
+	if (vasprintf(&text, format, args) < 0)
+		return;
+	fputs("nvinterpose-inspect: ", stderr);
+	render_text_safe(stderr, text);
+	fputc('\n', stderr);
+	free(text);
+}
+
+static void say(const char *format, ...)
+{
+	va_list args;
+	va_start(args, format);
+	vsay(format, args);
+	va_end(args);
+}
 
 /* The one shape of a usage error: the tool's name, the problem, where to read more; status 2. */
 static int usage_error(const char *format, ...)
 {
 	va_list args;
-	fputs("nvinterpose-inspect: ", stderr);
 	va_start(args, format);
-	vfprintf(stderr, format, args);
+	vsay(format, args);
 	va_end(args);
-	fputs("\nTry 'nvinterpose-inspect --help' for more information.\n", stderr);
+	fputs("Try 'nvinterpose-inspect --help' for more information.\n", stderr);
 	return EXIT_USAGE;
 }
 
@@ -126,17 +152,42 @@ static bool parse_count(const char *text, size_t *value)
 	return true;
 }
 
+/* The options given go together, and FILEs are given where they are needed: -1, else a usage
+   error's status. */
+static int check_combination(const struct options *options, int argc, char **argv)
+{
+	if (options->families && options->scan)
+		return usage_error("--families and --scan go alone");
+	if ((options->families || options->scan) && optind < argc)
+		return usage_error("unexpected argument '%s': --%s takes no FILE", argv[optind], options->scan ? "scan" : "families");
+	if ((options->families || options->scan) && options->format == FORMAT_DOT)
+		return usage_error("--%s writes text or --json, not --dot", options->scan ? "scan" : "families");
+	if (options->families && (options->what_if || options->nvinterpose_path || options->cache_given || options->max_depth ||
+				  options->all || options->python || options->python_timeout_given))
+		return usage_error("--families takes only --json");
+	if (options->scan && (options->what_if || options->nvinterpose_path || options->max_depth || options->all))
+		return usage_error("--scan takes only --json, --python, --python-timeout, --cache and --max-objects");
+	if (options->python && !options->scan)
+		return usage_error("--python goes with --scan");
+	if (options->python_timeout_given && !options->scan)
+		return usage_error("--python-timeout goes with --scan");
+	if (!options->families && !options->scan && optind >= argc)
+		return usage_error("no FILE to inspect");
+	return -1;
+}
+
 /* Parses the command line; -1 to go on, else the exit status. */
 static int parse_options(int argc, char **argv, struct options *options)
 {
 	enum { OPT_JSON = 256, OPT_DOT, OPT_POLICY, OPT_ORIGIN, OPT_PID, OPT_PATH, OPT_CACHE, OPT_FAMILIES, OPT_SCAN, OPT_PYTHON,
-	       OPT_MAX_DEPTH, OPT_MAX_OBJECTS, OPT_ALL };
+	       OPT_PYTHON_TIMEOUT, OPT_MAX_DEPTH, OPT_MAX_OBJECTS, OPT_ALL };
 	static const struct option longs[] = {
 		{ "json", no_argument, NULL, OPT_JSON },       { "dot", no_argument, NULL, OPT_DOT },
 		{ "policy", required_argument, NULL, OPT_POLICY }, { "origin", required_argument, NULL, OPT_ORIGIN },
 		{ "pid", required_argument, NULL, OPT_PID },    { "path", required_argument, NULL, OPT_PATH },
 		{ "cache", required_argument, NULL, OPT_CACHE }, { "families", no_argument, NULL, OPT_FAMILIES },
 		{ "scan", no_argument, NULL, OPT_SCAN },        { "python", required_argument, NULL, OPT_PYTHON },
+		{ "python-timeout", required_argument, NULL, OPT_PYTHON_TIMEOUT },
 		{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH }, { "max-objects", required_argument, NULL, OPT_MAX_OBJECTS },
 		{ "all", no_argument, NULL, OPT_ALL },
 		{ "help", no_argument, NULL, 'h' },            { "version", no_argument, NULL, 'V' },
@@ -145,6 +196,7 @@ static int parse_options(int argc, char **argv, struct options *options)
 	bool policy_given = false, help = false, version = false;
 	options->cache_path = DEFAULT_CACHE;
 	options->max_objects = DEFAULT_MAX_OBJECTS;
+	options->python_timeout_s = PYTHON_PATHS_TIMEOUT_S;
 	opterr = 0;
 	for (int c; (c = getopt_long(argc, argv, ":hV", longs, NULL)) != -1;) {
 		char *end;
@@ -186,6 +238,11 @@ static int parse_options(int argc, char **argv, struct options *options)
 		case OPT_FAMILIES: options->families = true; break;
 		case OPT_SCAN: options->scan = true; break;
 		case OPT_PYTHON: options->python = optarg; break;
+		case OPT_PYTHON_TIMEOUT:
+			if (!parse_count(optarg, &options->python_timeout_s) || options->python_timeout_s > 86400)
+				return usage_error("--python-timeout '%s': not a number of seconds (1 to 86400)", optarg);
+			options->python_timeout_given = true;
+			break;
 		case OPT_MAX_DEPTH:
 			if (!parse_count(optarg, &options->max_depth))
 				return usage_error("--max-depth '%s': not a number of levels (1 or more)", optarg);
@@ -214,24 +271,9 @@ static int parse_options(int argc, char **argv, struct options *options)
 		printf("nvinterpose-inspect %s\n", NVI_VERSION);
 		return EXIT_SUCCESS;
 	}
-	if (options->families && options->scan)
-		return usage_error("--families and --scan go alone");
-	if ((options->families || options->scan) && optind < argc)
-		return usage_error("unexpected argument '%s': --%s takes no FILE", argv[optind], options->scan ? "scan" : "families");
-	if ((options->families || options->scan) && options->format == FORMAT_DOT)
-		return usage_error("--%s writes text or --json, not --dot", options->scan ? "scan" : "families");
-	if (options->families && (options->what_if || options->nvinterpose_path || options->cache_given || options->max_depth ||
-				  options->all || options->python))
-		return usage_error("--families takes only --json");
-	if (options->scan && (options->what_if || options->nvinterpose_path || options->max_depth || options->all))
-		return usage_error("--scan takes only --json, --python, --cache and --max-objects");
-	if (options->python && !options->scan)
-		return usage_error("--python goes with --scan");
 	if (options->what_if && !policy_given)
 		options->policy = POLICY_FALLBACK;
-	if (!options->families && !options->scan && optind >= argc)
-		return usage_error("no FILE to inspect");
-	return -1;
+	return check_combination(options, argc, argv);
 }
 
 static bool use_color(void)
@@ -247,6 +289,96 @@ static int worse(int a, int b)
 	return rank[b] > rank[a] ? b : a;
 }
 
+/* A run that could not be done: said on stderr and, with --json, in a document of its own whose
+   "error" says why (no files), so that a tool reading the output always gets one. */
+static int run_error(enum format format, struct render_context *context, const char *message)
+{
+	say("%s", message);
+	if (format == FORMAT_JSON) {
+		context->error = message;
+		context->what_if = NULL;
+		render_json_begin(context);
+		render_json_end(context, 0, EXIT_USAGE);
+	}
+	return EXIT_USAGE;
+}
+
+/* What --pid read of the process's environment. */
+struct process_settings {
+	char *library_path, *nvinterpose_path;
+};
+
+/* --policy, --origin, --pid: the origins registered and the settings the runtime would read (the
+   NVINTERPOSE_PATH taken in *nvinterpose_path); the process's LD_LIBRARY_PATH replaces the
+   inspector's. 0, or -1 with the reason in message. */
+static int set_up_what_if(const struct options *options, struct what_if *what_if, struct file_probe *probe,
+			  struct loader_host *host, struct process_settings *process, const char **nvinterpose_path,
+			  char *message, size_t size)
+{
+	what_if->policy = options->policy;
+	for (size_t i = 0; i < options->origin_count; i++)
+		if (what_if_add_origin(what_if, options->origins[i], message, size) != 0)
+			return -1;
+	if (options->pid &&
+	    what_if_read_process(what_if, probe, options->pid, &process->library_path, &process->nvinterpose_path, message, size) != 0)
+		return -1;
+	if (what_if->root[0])
+		say("warning: process %d lives in another mount namespace (a container): its files are read through %s, where an "
+		    "absolute symbolic link still leads into this one's; the loader's own folders and ld.so.cache are this system's",
+		    options->pid, what_if->root);
+	if (process->library_path) {
+		free(host->library_path);
+		host->library_path = strdup(process->library_path);
+	}
+	*nvinterpose_path = options->nvinterpose_path;
+	if (!*nvinterpose_path)
+		*nvinterpose_path = options->pid && process->nvinterpose_path ? process->nvinterpose_path : getenv("NVINTERPOSE_PATH");
+	what_if_configure(what_if, *nvinterpose_path);
+	return 0;
+}
+
+/* Each FILE of argv from first resolved and rendered; the run's status. */
+static int inspect_files(char **files, int count, enum format format, struct resolver *resolver, struct render_context *context)
+{
+	char message[4096];
+	size_t missing = 0;
+	int status = EXIT_SUCCESS;
+	if (format == FORMAT_JSON)
+		render_json_begin(context);
+	else if (format == FORMAT_DOT)
+		render_dot_begin(context);
+	for (int i = 0; i < count; i++, context->file_index++) {
+		struct tree tree;
+		const char *error = NULL;
+		if (resolve_tree(resolver, files[i], &tree, message, sizeof(message)) != 0) {
+			say("%s", message);
+			error = message;
+			status = worse(status, EXIT_USAGE);
+		} else {
+			mixed_origin_check(&tree, resolver->probe);
+			missing += tree.missing;
+			if (tree.missing)
+				status = worse(status, EXIT_MISSING);
+			if (tree.cut) {
+				status = worse(status, EXIT_CUT);
+				context->cut = true;
+			}
+		}
+		if (format == FORMAT_JSON)
+			render_json_file(context, &tree, error);
+		else if (format == FORMAT_DOT)
+			render_dot_file(context, &tree, error);
+		else
+			render_text_file(context, &tree, error);
+		tree_free(&tree);
+	}
+	if (format == FORMAT_JSON)
+		render_json_end(context, missing, status);
+	else if (format == FORMAT_DOT)
+		render_dot_end(context);
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	struct options options = { 0 };
@@ -255,143 +387,71 @@ int main(int argc, char **argv)
 	struct ld_cache cache;
 	struct family_files family_files;
 	struct what_if what_if = { 0 };
-	char message[4096], cache_problem[1024];
-	char *process_library_path = NULL, *process_nvinterpose_path = NULL;
+	struct process_settings process = { 0 };
+	char message[4096], cache_problem[1024] = "";
 	bool cache_read = false;
 	int status = parse_options(argc, argv, &options);
 	if (status >= 0)
 		goto done;
-	status = EXIT_SUCCESS;
 	if (options.families) {
 		render_families(stdout, options.format == FORMAT_JSON);
+		status = EXIT_SUCCESS;
 		goto done;
 	}
 	if (!isatty(STDOUT_FILENO))
 		setvbuf(stdout, NULL, _IOFBF, 1 << 14);
+	struct render_context context = {
+		.out = stdout,
+		.color = options.format == FORMAT_TEXT && use_color(),
+		.max_depth = options.max_depth,
+		.all = options.all,
+	};
 	if (loader_host_init(&host, getenv("LD_LIBRARY_PATH"), message, sizeof(message)) != 0) {
-		fprintf(stderr, "nvinterpose-inspect: %s\n", message);
-		status = EXIT_USAGE;
-		goto done;
+		status = run_error(options.format, &context, message);
+		goto flush_only;
 	}
+	context.host = &host;
 	file_probe_init(&probe, &host);
-	cache_problem[0] = '\0';
 	if (options.cache_path)
 		cache_read = ld_cache_read(options.cache_path, &cache, cache_problem, sizeof(cache_problem)) == 0;
 	/* The loader goes on without a cache it cannot read, and so does the inspector; one asked for
 	   by name is worth a word. */
 	if (options.cache_given && cache_problem[0])
-		fprintf(stderr, "nvinterpose-inspect: warning: --cache: %s; the loader's cache step is left out\n", cache_problem);
+		say("warning: --cache: %s; the loader's cache step is left out", cache_problem);
 	family_files_init(&family_files, cache_read ? &cache : NULL);
 
 	size_t run_objects_left = options.max_objects * RUN_BOUND_FACTOR;
-	struct resolver resolver = {
-		.host = &host,
-		.probe = &probe,
-		.cache = cache_read ? &cache : NULL,
-		.cache_path = cache_read ? options.cache_path : NULL,
-		.family_files = &family_files,
-		.max_objects = options.max_objects,
-		.run_max_objects = run_objects_left,
-		.run_objects_left = &run_objects_left,
-	};
+	struct resolver resolver = { .host = &host, .probe = &probe, .cache = cache_read ? &cache : NULL,
+				    .cache_path = cache_read ? options.cache_path : NULL, .family_files = &family_files,
+				    .max_objects = options.max_objects, .run_max_objects = run_objects_left,
+				    .run_objects_left = &run_objects_left };
+	context.cache_path = resolver.cache_path;
+	context.cache_problem = cache_problem[0] ? cache_problem : NULL;
 	if (options.scan) {
-		struct scan_request request = {
-			.resolver = &resolver,
-			.python = options.python,
-			.json = options.format == FORMAT_JSON,
-			.color = options.format == FORMAT_TEXT && use_color(),
-			.cache_problem = cache_problem[0] ? cache_problem : NULL,
-		};
+		struct scan_request request = { .resolver = &resolver, .python = options.python,
+						.python_timeout_s = (unsigned)options.python_timeout_s, .json = options.format == FORMAT_JSON,
+						.color = context.color, .cache_problem = context.cache_problem };
 		status = scan_run(&request, stdout);
-		goto flush;
+	} else if (options.what_if &&
+		   set_up_what_if(&options, &what_if, &probe, &host, &process, &context.nvinterpose_path, message, sizeof(message)) != 0) {
+		status = run_error(options.format, &context, message);
+	} else {
+		resolver.what_if = options.what_if ? &what_if : NULL;
+		context.what_if = resolver.what_if;
+		status = inspect_files(argv + optind, argc - optind, options.format, &resolver, &context);
 	}
-
-	const char *nvinterpose_path = options.nvinterpose_path;
-	if (options.what_if) {
-		what_if.policy = options.policy;
-		for (size_t i = 0; i < options.origin_count && status == EXIT_SUCCESS; i++)
-			if (what_if_add_origin(&what_if, options.origins[i], message, sizeof(message)) != 0)
-				status = EXIT_USAGE;
-		if (status == EXIT_SUCCESS && options.pid &&
-		    what_if_read_process(&what_if, &probe, options.pid, &process_library_path, &process_nvinterpose_path, message,
-					 sizeof(message)) != 0)
-			status = EXIT_USAGE;
-		if (status != EXIT_SUCCESS) {
-			fprintf(stderr, "nvinterpose-inspect: %s\n", message);
-			goto cleanup;
-		}
-		if (process_library_path) {
-			free(host.library_path);
-			host.library_path = strdup(process_library_path);
-		}
-		if (!nvinterpose_path)
-			nvinterpose_path = options.pid && process_nvinterpose_path ? process_nvinterpose_path : getenv("NVINTERPOSE_PATH");
-		what_if_configure(&what_if, nvinterpose_path);
-		resolver.what_if = &what_if;
-	}
-
-	struct render_context context = {
-		.out = stdout,
-		.color = options.format == FORMAT_TEXT && use_color(),
-		.host = &host,
-		.cache_path = resolver.cache_path,
-		.cache_problem = cache_problem[0] ? cache_problem : NULL,
-		.what_if = resolver.what_if,
-		.nvinterpose_path = nvinterpose_path,
-		.max_depth = options.max_depth,
-		.all = options.all,
-	};
-	size_t missing = 0;
-	if (options.format == FORMAT_JSON)
-		render_json_begin(&context);
-	else if (options.format == FORMAT_DOT)
-		render_dot_begin(&context);
-	for (int i = optind; i < argc; i++, context.file_index++) {
-		struct tree tree;
-		const char *error = NULL;
-		if (resolve_tree(&resolver, argv[i], &tree, message, sizeof(message)) != 0) {
-			/* The message names the file; control bytes from its name are not sent to a terminal. */
-			for (char *c = message; *c; c++)
-				if ((unsigned char)*c < 0x20 || *c == 0x7f)
-					*c = '?';
-			fprintf(stderr, "nvinterpose-inspect: %s\n", message);
-			error = message;
-			status = worse(status, EXIT_USAGE);
-		} else {
-			mixed_origin_check(&tree, &probe);
-			missing += tree.missing;
-			if (tree.missing)
-				status = worse(status, EXIT_MISSING);
-			if (tree.cut) {
-				status = worse(status, EXIT_CUT);
-				context.cut = true;
-			}
-		}
-		if (options.format == FORMAT_JSON)
-			render_json_file(&context, &tree, error);
-		else if (options.format == FORMAT_DOT)
-			render_dot_file(&context, &tree, error);
-		else
-			render_text_file(&context, &tree, error);
-		tree_free(&tree);
-	}
-	if (options.format == FORMAT_JSON)
-		render_json_end(&context, missing, status);
-	else if (options.format == FORMAT_DOT)
-		render_dot_end(&context);
-flush:
-	if (fflush(stdout) != 0 && status == EXIT_SUCCESS)
-		status = EXIT_USAGE;
-cleanup:
 	what_if_free(&what_if);
 	family_files_free(&family_files);
 	if (cache_read)
 		ld_cache_free(&cache);
 	file_probe_free(&probe);
 	loader_host_free(&host);
+flush_only:
+	if (fflush(stdout) != 0 && status == EXIT_SUCCESS)
+		status = EXIT_USAGE;
 done:
 	free(options.origins);
-	free(process_library_path);
-	free(process_nvinterpose_path);
+	free(process.library_path);
+	free(process.nvinterpose_path);
 	return status;
 }

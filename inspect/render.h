@@ -13,7 +13,7 @@
 struct render_context {
 	FILE *out;
 	bool color;                       /* text: ANSI colours (a terminal, NO_COLOR unset) */
-	const struct loader_host *host;
+	const struct loader_host *host;   /* NULL when the loader could not be asked */
 	const char *cache_path;           /* NULL when no cache was read */
 	const char *cache_problem;        /* why the cache was not read, or NULL */
 	const struct what_if *what_if;    /* NULL without --policy */
@@ -22,6 +22,7 @@ struct render_context {
 	size_t max_depth;                 /* text and dot: entries deeper than this are not shown (0: all) */
 	bool all;                         /* text: system libraries are shown, not folded */
 	bool cut;                         /* some tree of the run was cut at its bound */
+	const char *error;                /* why the run could not be done (no files then), or NULL */
 };
 
 /* A file's tree, or the message of a file that could not be inspected (tree may then hold only
@@ -38,6 +39,10 @@ void render_dot_end(struct render_context *context);
 void render_families(FILE *out, bool json);
 
 /* Helpers the renderers share. */
+/* Text from a file or the environment (a path, a SONAME, what a python printed) for a person: every
+   control character, and each byte that starts no UTF-8 character, shown as \xNN (log_text_escape,
+   the rule of every message on stderr), so that none reaches the terminal as an escape sequence. */
+void render_text_safe(FILE *out, const char *s);
 void render_json_string(FILE *out, const char *s); /* a JSON string, or null for NULL */
 /* Starts a member of the object being written: the comma before all but the first, and its name. */
 void render_json_member(FILE *out, bool *first, const char *name);

@@ -280,16 +280,20 @@ void render_json_begin(struct render_context *context)
 	render_json_member(out, &first, "schema");
 	fputs_unlocked("2", out);
 	render_json_member(out, &first, "loader");
-	fputc_unlocked('{', out);
-	render_json_string_member(out, &inner, "interpreter", host->interpreter);
-	render_json_member(out, &inner, "default_folders");
-	string_array(out, host->default_dirs, host->default_count);
-	render_json_string_member(out, &inner, "ld_library_path", host->library_path);
-	render_json_string_member(out, &inner, "cache", context->cache_path);
-	render_json_string_member(out, &inner, "cache_problem", context->cache_problem);
-	render_json_string_member(out, &inner, "lib", host->lib);
-	render_json_string_member(out, &inner, "platform", host->platform);
-	fputc_unlocked('}', out);
+	if (host) {
+		fputc_unlocked('{', out);
+		render_json_string_member(out, &inner, "interpreter", host->interpreter);
+		render_json_member(out, &inner, "default_folders");
+		string_array(out, host->default_dirs, host->default_count);
+		render_json_string_member(out, &inner, "ld_library_path", host->library_path);
+		render_json_string_member(out, &inner, "cache", context->cache_path);
+		render_json_string_member(out, &inner, "cache_problem", context->cache_problem);
+		render_json_string_member(out, &inner, "lib", host->lib);
+		render_json_string_member(out, &inner, "platform", host->platform);
+		fputc_unlocked('}', out);
+	} else {
+		fputs_unlocked("null", out);
+	}
 	render_json_member(out, &first, "what_if");
 	if (context->what_if) {
 		const struct what_if *w = context->what_if;
@@ -307,6 +311,7 @@ void render_json_begin(struct render_context *context)
 		   objects cannot be read) in the order of its mappings. */
 		render_json_string_member(out, &inner, "origin_order", !w->pid ? NULL : w->order_problem[0] ? "address" : "load");
 		render_json_string_member(out, &inner, "origin_order_problem", w->pid && w->order_problem[0] ? w->order_problem : NULL);
+		render_json_string_member(out, &inner, "root", w->root[0] ? w->root : NULL);
 		render_json_string_member(out, &inner, "nvinterpose_path", context->nvinterpose_path);
 		fputc_unlocked('}', out);
 	} else {
@@ -359,11 +364,13 @@ void render_json_end(struct render_context *context, size_t missing, int status)
 	const struct loader_host *host = context->host;
 	/* The hwcaps subfolders are known only once a searched folder had a glibc-hwcaps subfolder. */
 	fputs_unlocked("],\"glibc_hwcaps\":", context->out);
-	if (host->hwcaps_knowledge == HWCAPS_KNOWN)
+	if (host && host->hwcaps_knowledge == HWCAPS_KNOWN)
 		string_array(context->out, (char **)host->hwcaps, host->hwcaps_count);
 	else
 		fputs_unlocked("null", context->out);
-	fprintf(context->out, ",\"missing\":%zu,\"cut\":%s,\"status\":%d}\n", missing, context->cut ? "true" : "false", status);
+	fprintf(context->out, ",\"missing\":%zu,\"cut\":%s,\"error\":", missing, context->cut ? "true" : "false");
+	render_json_string(context->out, context->error);
+	fprintf(context->out, ",\"status\":%d}\n", status);
 }
 
 /* Where the wheels of a CUDA major put a family, under site-packages ("" when no wheel holds it). */

@@ -5,6 +5,7 @@
 
 #include "elf_names.h"
 #include "libnames.h"
+#include "log.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -18,27 +19,26 @@
 #define CYAN "\033[36m"
 #define MAGENTA "\033[35m"
 
-/* Strings from a file may hold terminal escapes: printed with every control byte as '?'. */
-static void print_safe(FILE *out, const char *s)
+void render_text_safe(FILE *out, const char *s)
 {
-	while (s && *s) {
-		size_t n = 0;
-		while (s[n] && (unsigned char)s[n] >= 0x20 && s[n] != 0x7f)
-			n++;
-		fwrite_unlocked(s, 1, n, out);
-		s += n;
-		if (*s) {
-			fputc_unlocked('?', out);
-			s++;
-		}
-	}
+	if (!s)
+		return;
+	/* \xNN is four bytes for one. */
+	size_t size = 4 * strlen(s) + 1;
+	char small[512], *text = size <= sizeof(small) ? small : malloc(size);
+	if (!text)
+		return;
+	log_text_escape(text, size, s);
+	fputs_unlocked(text, out);
+	if (text != small)
+		free(text);
 }
 
 static void paint(const struct render_context *context, const char *color, const char *s)
 {
 	if (context->color)
 		fputs(color, context->out);
-	print_safe(context->out, s);
+	render_text_safe(context->out, s);
 	if (context->color)
 		fputs(RESET, context->out);
 }
@@ -56,7 +56,7 @@ static void header(const struct render_context *context, const struct tree *tree
 	for (int i = 0; i < 4; i++)
 		if (values[i]) {
 			fprintf(out, ", %s ", labels[i]);
-			print_safe(out, values[i]);
+			render_text_safe(out, values[i]);
 		}
 	if (f->nodeflib)
 		fputs(", NODEFLIB", out);
@@ -161,11 +161,11 @@ static void attempt_lines(const struct render_context *context, const char *marg
 		const struct attempt *a = &d->attempts[i];
 		fputs(margin, out);
 		fputs(d->object || d->not_followed ? "  passed over " : "  looked: ", out);
-		print_safe(out, a->path);
+		render_text_safe(out, a->path);
 		fputs(" (", out);
 		paint(context, DIM, how_name(a->step));
 		fputs("): ", out);
-		print_safe(out, a->result);
+		render_text_safe(out, a->result);
 		fputc('\n', out);
 	}
 }
@@ -182,12 +182,12 @@ static void entry_line(struct walk *walk, const struct dependency *d)
 	} else {
 		paint(context, d->how == HOW_ALREADY_LOADED ? DIM : BOLD, d->name);
 		fputs(" => ", out);
-		print_safe(out, d->object ? d->object->path : d->path);
+		render_text_safe(out, d->object ? d->object->path : d->path);
 		fputs(" [", out);
 		paint(context, CYAN, how_name(d->how));
 		if (d->hwcaps) {
 			fputs(", glibc-hwcaps/", out);
-			print_safe(out, d->hwcaps);
+			render_text_safe(out, d->hwcaps);
 		}
 		fputc(']', out);
 	}
@@ -212,7 +212,7 @@ static void entry_line(struct walk *walk, const struct dependency *d)
 		paint(context, MAGENTA, d->action == RUNTIME_PRELOAD ? "<- the runtime loads it first" : "<- the runtime's coherent choice");
 		if (d->action == RUNTIME_COHERENT) {
 			fputs(", the loader alone: ", out);
-			print_safe(out, d->loader_path ? d->loader_path : "none");
+			render_text_safe(out, d->loader_path ? d->loader_path : "none");
 		}
 	}
 }
@@ -295,7 +295,7 @@ static void missing_below(struct walk *walk)
 			fprintf(context->out, "below --max-depth %zu: ", context->max_depth);
 			entry_line(walk, d);
 			fputs(", needed by ", context->out);
-			print_safe(context->out, o->path);
+			render_text_safe(context->out, o->path);
 			fputc('\n', context->out);
 		}
 	}
@@ -308,13 +308,13 @@ static void runtime_summary(const struct render_context *context, const struct t
 	fprintf(out, "what-if, policy %s", config_policy_name(w->policy));
 	for (size_t i = 0; i < w->origin_count; i++) {
 		fputs(i ? ", " : ", origins ", out);
-		print_safe(out, w->origins[i]);
+		render_text_safe(out, w->origins[i]);
 	}
 	if (w->pid && !w->order_problem[0])
 		fprintf(out, " (from process %d, in the order it loaded them)", w->pid);
 	else if (w->pid) {
 		fprintf(out, " (from process %d, in the order of its mappings: ", w->pid);
-		print_safe(out, w->order_problem);
+		render_text_safe(out, w->order_problem);
 		fputc(')', out);
 	}
 	fputs(tree->action_count ? ": the runtime would\n" : ": the runtime would change nothing here\n", out);
@@ -325,16 +325,16 @@ static void runtime_summary(const struct render_context *context, const struct t
 			if (d->action == RUNTIME_NONE || !(d->object || d->not_followed))
 				continue;
 			fputs(d->action == RUNTIME_PRELOAD ? d->run_time ? "  supply " : "  load " : "  take ", out);
-			print_safe(out, d->object ? d->object->path : d->path);
+			render_text_safe(out, d->object ? d->object->path : d->path);
 			fprintf(out, " (%s) for ", how_name(d->how));
-			print_safe(out, o->path);
+			render_text_safe(out, o->path);
 			if (d->run_time)
 				fputs(d->action == RUNTIME_PRELOAD ? "'s dlopen of " : ", at its dlopen of ", out);
 			if (d->run_time)
-				print_safe(out, d->name);
+				render_text_safe(out, d->name);
 			if (d->action == RUNTIME_COHERENT) {
 				fputs(", in place of ", out);
-				print_safe(out, d->loader_path ? d->loader_path : "nothing");
+				render_text_safe(out, d->loader_path ? d->loader_path : "nothing");
 			}
 			fputc('\n', out);
 		}
@@ -370,19 +370,19 @@ void render_text_file(struct render_context *context, const struct tree *tree, c
 		fprintf(out, "note: %zu entries for system libraries folded (", walk.folded);
 		for (size_t i = 0; i < walk.folded_name_count; i++) {
 			fputs(i ? ", " : "", out);
-			print_safe(out, walk.folded_names[i]);
+			render_text_safe(out, walk.folded_names[i]);
 		}
 		fputs(walk.folded_name_count == sizeof(walk.folded_names) / sizeof(walk.folded_names[0]) ? ", ...); --all shows them\n"
 													: "); --all shows them\n", out);
 	}
 	for (size_t i = 0; i < tree->note_count; i++) {
 		fputs("note: ", out);
-		print_safe(out, tree->notes[i]);
+		render_text_safe(out, tree->notes[i]);
 		fputc('\n', out);
 	}
 	for (size_t i = 0; i < tree->warning_count; i++) {
 		paint(context, YELLOW, "warning: ");
-		print_safe(out, tree->warnings[i].text);
+		render_text_safe(out, tree->warnings[i].text);
 		fputc('\n', out);
 	}
 	if (context->what_if)

@@ -7,32 +7,26 @@
 #include "scan.h"
 
 #include "libnames.h"
-#include "platform.h"
+#include "log.h"
 #include "mixed_origin.h"
 #include "nvinterpose.h"
+#include "platform.h"
+#include "python_paths.h"
 #include "render.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
-
-extern char **environ;
 
 #define EXIT_FINDINGS 1
 #define EXIT_CUT 3
 /* site-packages/nvidia/cuda_nvcc/nvvm/lib64/libnvvm.so.4 is four folders down. */
 #define SITE_PACKAGES_DEPTH 4
-#define PYTHON_TIMEOUT_MS 30000
 
 enum place_kind { PLACE_SITE_PACKAGES, PLACE_CONDA, PLACE_CUDA_HOME, PLACE_CUDA_PATH, PLACE_LD_LIBRARY_PATH, PLACE_CACHE, PLACE_KINDS };
 
@@ -118,86 +112,6 @@ static void add_place(struct scan *scan, enum place_kind kind, const char *folde
 }
 
 /* ---- the python's site-packages ---------------------------------------------------------------- */
-
-static const char python_code[] =
-	"import os, site, sys\n"
-	"print(sys.executable)\n"
-	"paths = []\n"
-	"try:\n    paths += site.getsitepackages()\nexcept Exception:\n    pass\n"
-	"try:\n    paths.append(site.getusersitepackages())\nexcept Exception:\n    pass\n"
-	/* and every folder it imports from that holds wheels' nvidia packages (PYTHONPATH, .pth files) */
-	"paths += [p for p in sys.path if p.endswith(('site-packages', 'dist-packages')) or os.path.isdir(os.path.join(p, 'nvidia'))]\n"
-	"for p in paths:\n    print(p)\n";
-
-/* Runs python -c python_code; its output, or NULL with a reason. */
-static char *ask_python(const char *python, char **problem)
-{
-	int pipe_fds[2];
-	if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
-		*problem = strdup(strerror(errno));
-		return NULL;
-	}
-	posix_spawn_file_actions_t actions;
-	posix_spawn_file_actions_init(&actions);
-	posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
-	posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
-	posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-	/* Not -I or -s: the scan wants every folder this python imports from, the user's included. */
-	char *argv[] = { (char *)python, "-c", (char *)python_code, NULL };
-	pid_t pid;
-	int error = posix_spawnp(&pid, python, &actions, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&actions);
-	close(pipe_fds[1]);
-	if (error != 0) {
-		close(pipe_fds[0]);
-		if (asprintf(problem, "%s: %s", python, strerror(error)) < 0)
-			*problem = NULL;
-		return NULL;
-	}
-	size_t used = 0, capacity = 4096;
-	char *output = malloc(capacity + 1);
-	struct timespec start;
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	bool timed_out = false;
-	for (;;) {
-		struct timespec now;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		long elapsed = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
-		struct pollfd poll_fd = { .fd = pipe_fds[0], .events = POLLIN };
-		if (elapsed >= PYTHON_TIMEOUT_MS || poll(&poll_fd, 1, (int)(PYTHON_TIMEOUT_MS - elapsed)) == 0) {
-			timed_out = true;
-			break;
-		}
-		if (output && used == capacity) {
-			char *grown = capacity < (1u << 20) ? realloc(output, 2 * capacity + 1) : NULL;
-			if (!grown)
-				break;
-			output = grown;
-			capacity *= 2;
-		}
-		ssize_t n = read(pipe_fds[0], output ? output + used : (char[64]){ 0 }, output ? capacity - used : 64);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		if (output)
-			used += (size_t)n;
-	}
-	close(pipe_fds[0]);
-	if (timed_out)
-		kill(pid, SIGKILL);
-	int status = 0;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	if (!output || timed_out || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		if (asprintf(problem, "%s: %s", python, timed_out ? "did not answer in 30 s" : !output ? "out of memory" : "failed") < 0)
-			*problem = NULL;
-		free(output);
-		return NULL;
-	}
-	output[used] = '\0';
-	return output;
-}
 
 /* ---- copies -------------------------------------------------------------------------------------- */
 
@@ -475,7 +389,7 @@ static void scan_site_packages(struct scan *scan)
 	for (size_t i = 0; i < 2 && pythons[i] && !output; i++) {
 		free(problem);
 		problem = NULL;
-		output = ask_python(pythons[i], &problem);
+		output = python_paths_ask(pythons[i], scan->request->python_timeout_s, &problem);
 	}
 	if (!output) {
 		scan->python_problem = problem ? problem : strdup("no python");
@@ -782,19 +696,26 @@ static void write_json(const struct scan *scan, FILE *out, size_t counted, int s
 	fprintf(out, "],\"findings_counted\":%zu,\"status\":%d}\n", counted, status);
 }
 
+/* Every text from a file, the environment or the python goes out through render_text_safe. */
 static void write_text(const struct scan *scan, FILE *out, size_t counted)
 {
 	bool color = scan->request->color;
 	fprintf(out, "%sScanned%s", color ? "\033[1m" : "", color ? "\033[0m" : "");
-	if (scan->python_executable)
-		fprintf(out, " (python %s)", scan->python_executable);
+	if (scan->python_executable) {
+		fputs(" (python ", out);
+		render_text_safe(out, scan->python_executable);
+		fputc(')', out);
+	}
 	fputs(":\n", out);
 	for (size_t i = 0; i < scan->place_count; i++) {
 		const struct place *p = &scan->places[i];
-		fprintf(out, "  %-16s %s", place_names[p->kind], p->folder ? p->folder : "");
-		if (p->note)
-			fprintf(out, "%s(%s)", p->folder ? " " : "", p->note);
-		else
+		fprintf(out, "  %-16s ", place_names[p->kind]);
+		render_text_safe(out, p->folder);
+		if (p->note) {
+			fputs(p->folder ? " (" : "(", out);
+			render_text_safe(out, p->note);
+			fputc(')', out);
+		} else
 			fprintf(out, ": %zu NVIDIA %s", p->copies, p->copies == 1 ? "file" : "files");
 		fputc('\n', out);
 	}
@@ -802,7 +723,9 @@ static void write_text(const struct scan *scan, FILE *out, size_t counted)
 		fputs("\nno NVIDIA library found\n", out);
 	for (size_t i = 0; i < scan->library_count; i++) {
 		const struct library *l = &scan->libraries[i];
-		fprintf(out, "\n%s%s%s", color ? "\033[1m" : "", l->name, color ? "\033[0m" : "");
+		fprintf(out, "\n%s", color ? "\033[1m" : "");
+		render_text_safe(out, l->name);
+		fputs(color ? "\033[0m" : "", out);
 		if (l->family >= 0)
 			fprintf(out, " (%s)", libnames[l->family].family);
 		fprintf(out, ": %zu %s", l->copy_count, l->copy_count == 1 ? "copy" : "copies");
@@ -811,11 +734,17 @@ static void write_text(const struct scan *scan, FILE *out, size_t counted)
 		fputc('\n', out);
 		for (size_t k = 0; k < l->copy_count; k++) {
 			const struct copy *c = &scan->copies[l->copies[k]];
-			fprintf(out, "  %-12s %s [", c->version ? c->version : "-", c->path);
+			char version[64];
+			log_text_escape(version, sizeof(version), c->version ? c->version : "-");
+			fprintf(out, "  %-12s ", version);
+			render_text_safe(out, c->path);
+			fputs(" [", out);
 			found_in_list(out, c->found_in, false);
 			fputc(']', out);
-			if (strcmp(c->real_path, c->path) != 0)
-				fprintf(out, " -> %s", c->real_path);
+			if (strcmp(c->real_path, c->path) != 0) {
+				fputs(" -> ", out);
+				render_text_safe(out, c->real_path);
+			}
 			fputc('\n', out);
 		}
 	}
@@ -824,9 +753,13 @@ static void write_text(const struct scan *scan, FILE *out, size_t counted)
 		fputs("  every dependency comes from the library's own installation, and every required one is found\n", out);
 	for (size_t i = 0; i < scan->finding_count; i++) {
 		const struct finding *f = &scan->findings[i];
-		fprintf(out, "  %s\n", f->text);
-		if (f->hint)
-			fprintf(out, "    hint: %s\n", f->hint);
+		fputs("  ", out);
+		render_text_safe(out, f->text);
+		if (f->hint) {
+			fputs("\n    hint: ", out);
+			render_text_safe(out, f->hint);
+		}
+		fputc('\n', out);
 	}
 	if (counted)
 		fprintf(out, "%zu %s\n", counted, counted == 1 ? "finding" : "findings");

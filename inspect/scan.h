@@ -13,6 +13,7 @@
 struct scan_request {
 	struct resolver *resolver; /* no what-if: the environment as it is */
 	const char *python;        /* whose site-packages; NULL: python3 (else python) on PATH */
+	unsigned python_timeout_s; /* how long the python may take, start to exit */
 	bool json;
 	bool color;
 	const char *cache_problem; /* why ld.so.cache was not read, or NULL */

@@ -234,6 +234,33 @@ out:
 	return names;
 }
 
+/* A path of the process's as the inspector reads it: through /proc/PID/root when the process lives
+   in another mount namespace. malloc'd. */
+static char *in_process_root(const struct what_if *what_if, const char *path)
+{
+	char *seen;
+	return asprintf(&seen, "%s%s", what_if->root, path) < 0 ? NULL : seen;
+}
+
+/* A ':'-separated list of folders of the process's, each absolute one read through its root. */
+static char *list_in_process_root(const struct what_if *what_if, char *list)
+{
+	if (!list || !what_if->root[0])
+		return list;
+	size_t entries = 1;
+	for (const char *c = list; *c; c++)
+		entries += *c == ':';
+	char *seen = malloc(strlen(list) + entries * strlen(what_if->root) + 1), *end = seen;
+	for (const char *s = list; seen && s;) {
+		const char *next = strchr(s, ':');
+		size_t length = next ? (size_t)(next - s) : strlen(s);
+		end += sprintf(end, "%s%s%.*s", s == list ? "" : ":", s[0] == '/' ? what_if->root : "", (int)length, s);
+		s = next ? next + 1 : NULL;
+	}
+	free(list);
+	return seen;
+}
+
 /* An NVIDIA library loaded as path registers the folder of that path (what $ORIGIN means). */
 static void register_folder_of(struct what_if *what_if, const char *file)
 {
@@ -286,13 +313,10 @@ struct mapped_visit {
 	struct string_map *seen; /* the loaded objects' names and identities, then the mapped files' */
 };
 
-/* A file mapped in the process: what else is mapped, in address order, after the objects of its
-   list of loaded objects. */
-static void visit_mapped(const char *file, void *arg)
+/* A mapped file as the inspector reads it: counted as loaded, its folder registered, unless it is
+   one of the loaded objects under another name. */
+static void add_mapped_file(struct mapped_visit *visit, const char *file)
 {
-	struct mapped_visit *visit = arg;
-	if (string_map_get(visit->seen, file))
-		return;
 	string_map_put(visit->seen, file, visit); /* a mark: the value is never read */
 	const struct probed_file *probed = file_probe_path(visit->probe, file);
 	char key[48];
@@ -307,6 +331,85 @@ static void visit_mapped(const char *file, void *arg)
 	register_folder_of(visit->what_if, file);
 }
 
+/* A file mapped in the process (by its path there): what else is mapped, in address order, after
+   the objects of its list of loaded objects. */
+static void visit_mapped(const char *mapped_path, void *arg)
+{
+	struct mapped_visit *visit = arg;
+	char *file = in_process_root(visit->what_if, mapped_path);
+	if (file && !string_map_get(visit->seen, file))
+		add_mapped_file(visit, file);
+	free(file);
+}
+
+
+/* The state letter (R, S, D, Z, X, ...) of the State line of the text of /proc/PID/status, or 0. */
+static char process_state(const char *status)
+{
+	for (const char *line = status; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+		if (strncmp(line, "State:", 6) == 0)
+			return line[6 + strspn(line + 6, " \t")];
+	return 0;
+}
+
+/* The process's /proc/PID/status, checked: NULL, with the reason, for a process that is not there
+   or has exited (a zombie keeps its pid, and no mapping, until its parent waits for it). */
+static char *read_live_status(int pid, char *message, size_t size)
+{
+	char path[64], pid_text[32];
+	size_t length;
+	snprintf(pid_text, sizeof(pid_text), "%d", pid);
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	char *status = read_proc_file(path, &length);
+	char state = status ? process_state(status) : 0;
+	if (!status)
+		say(message, size, errno == ENOENT ? "--pid %s: no such process%s" : "--pid %s: cannot read %s", pid_text,
+		    errno == ENOENT ? "" : path);
+	else if (state == 'Z' || state == 'X')
+		say(message, size, "--pid %s: the process has exited (%s): nothing is loaded in it", pid_text,
+		    state == 'Z' ? "a zombie, not yet waited for by its parent" : "it is being reaped");
+	else
+		return status;
+	free(status);
+	return NULL;
+}
+
+/* "/proc/PID/root" in root when the process lives in another mount namespace than the inspector
+   (its mapped paths then name files of that namespace); "" when it does not or that cannot be told. */
+static void process_root(int pid, char *root, size_t size)
+{
+	struct stat own, theirs;
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", pid);
+	root[0] = '\0';
+	if (stat("/proc/self/ns/mnt", &own) == 0 && stat(path, &theirs) == 0 && (own.st_ino != theirs.st_ino || own.st_dev != theirs.st_dev))
+		snprintf(root, size, "/proc/%d/root", pid);
+}
+
+/* The objects of the process's list of loaded objects, in load order, by the names it loaded them
+   as; their identities in seen. */
+static void add_loaded(struct what_if *what_if, struct file_probe *probe, int pid, struct string_map *seen)
+{
+	size_t loaded_count = 0;
+	char **loaded = read_link_map(pid, &loaded_count, what_if->order_problem, sizeof(what_if->order_problem));
+	for (size_t i = 0; i < loaded_count; i++) {
+		char *path = in_process_root(what_if, loaded[i]);
+		const struct probed_file *file = path ? file_probe_path(probe, path) : NULL;
+		if (file && file->result == PROBE_FOUND) {
+			char key[48];
+			snprintf(key, sizeof(key), "%llx:%llx", (unsigned long long)file->device, (unsigned long long)file->inode);
+			string_map_put(seen, key, what_if); /* a mark: the value is never read */
+		}
+		if (path) {
+			add_mapped(what_if, probe, path);
+			register_folder_of(what_if, path);
+		}
+		free(path);
+		free(loaded[i]);
+	}
+	free(loaded);
+}
+
 int what_if_read_process(struct what_if *what_if, struct file_probe *probe, int pid, char **library_path,
 			 char **nvinterpose_path, char *message, size_t size)
 {
@@ -314,45 +417,42 @@ int what_if_read_process(struct what_if *what_if, struct file_probe *probe, int 
 	size_t length;
 	*library_path = *nvinterpose_path = NULL;
 	snprintf(pid_text, sizeof(pid_text), "%d", pid);
+	char *status = read_live_status(pid, message, size);
+	if (!status)
+		return -1;
+	bool identity = what_if_parse_status(status, &process_identity);
+	free(status);
+	if (!identity)
+		return say(message, size, "--pid %s: cannot read its user and groups from /proc/%s/status", pid_text, pid_text);
+	process_root(pid, what_if->root, sizeof(what_if->root));
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
 	char *maps = read_proc_file(path, &length);
 	if (!maps)
 		return say(message, size, "--pid %s: cannot read %s", pid_text, path);
+	/* A process that exited meanwhile leaves no mapping. */
+	if (!length) {
+		status = read_live_status(pid, message, size);
+		bool alive = status != NULL;
+		free(status);
+		if (!alive) {
+			free(maps);
+			return -1;
+		}
+	}
 	what_if->pid = pid;
 	/* First the objects in the order the process loaded them, by the names it loaded them as (the
 	   runtime registers origins in that order); then what else is mapped, in address order. */
-	size_t loaded_count = 0;
-	char **loaded = read_link_map(pid, &loaded_count, what_if->order_problem, sizeof(what_if->order_problem));
 	struct string_map seen = { 0 };
-	for (size_t i = 0; i < loaded_count; i++) {
-		const struct probed_file *file = file_probe_path(probe, loaded[i]);
-		if (file && file->result == PROBE_FOUND) {
-			char key[48];
-			snprintf(key, sizeof(key), "%llx:%llx", (unsigned long long)file->device, (unsigned long long)file->inode);
-			string_map_put(&seen, key, loaded[i]);
-		}
-		add_mapped(what_if, probe, loaded[i]);
-		register_folder_of(what_if, loaded[i]);
-	}
+	add_loaded(what_if, probe, pid, &seen);
 	struct mapped_visit visit = { what_if, probe, &seen };
 	what_if_mapped_files(maps, visit_mapped, &visit);
 	string_map_clear(&seen, NULL);
-	for (size_t i = 0; i < loaded_count; i++)
-		free(loaded[i]);
-	free(loaded);
 	free(maps);
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	char *status = read_proc_file(path, &length);
-	if (!status || !what_if_parse_status(status, &process_identity)) {
-		free(status);
-		return say(message, size, "--pid %s: cannot read its user and groups from %s", pid_text, path);
-	}
-	free(status);
 	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
 	char *environ_text = read_proc_file(path, &length);
 	if (environ_text) {
-		*library_path = what_if_environment_value(environ_text, length, "LD_LIBRARY_PATH");
-		*nvinterpose_path = what_if_environment_value(environ_text, length, "NVINTERPOSE_PATH");
+		*library_path = list_in_process_root(what_if, what_if_environment_value(environ_text, length, "LD_LIBRARY_PATH"));
+		*nvinterpose_path = list_in_process_root(what_if, what_if_environment_value(environ_text, length, "NVINTERPOSE_PATH"));
 		free(environ_text);
 	}
 	return 0;

@@ -24,6 +24,9 @@ struct what_if {
 	struct mapped_object *mapped;
 	size_t mapped_count;
 	int pid;               /* 0 without --pid */
+	/* --pid of a process in another mount namespace (a container): "/proc/PID/root", through which
+	   its paths are read ("" otherwise). */
+	char root[32];
 	char order_problem[256]; /* --pid: why the process's own load order could not be read ("" when it was) */
 };
 
@@ -31,8 +34,11 @@ struct what_if {
 int what_if_add_origin(struct what_if *what_if, const char *folder, char *message, size_t size);
 /* Reads the process's list of loaded objects (in its load order, through /proc/PID/mem) and
    /proc/PID/maps: every NVIDIA library loaded there registers its folder, in the order the process
-   first loaded one from it, and every mapped shared object counts as loaded. The process's LD_LIBRARY_PATH and NVINTERPOSE_PATH, when its
-   environment is readable, are written to *library_path and *nvinterpose_path (else NULL). */
+   first loaded one from it, and every mapped shared object counts as loaded. The process's
+   LD_LIBRARY_PATH and NVINTERPOSE_PATH, when its environment is readable, are written to
+   *library_path and *nvinterpose_path (else NULL). A process in another mount namespace has every
+   path of its read through /proc/PID/root (what_if->root). -1, with the reason in message, for a
+   process that does not exist, has exited (a zombie) or cannot be read. */
 int what_if_read_process(struct what_if *what_if, struct file_probe *probe, int pid, char **library_path,
 			 char **nvinterpose_path, char *message, size_t size);
 /* The parsers of what_if_read_process, apart for the fuzzers. Each mapped file of maps (the text

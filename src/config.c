@@ -139,12 +139,16 @@ void config_read(struct config *config, const char *(*getenv_fn)(const char *nam
 		config->policy = POLICY_OFF;
 		return;
 	}
+	config->patch = true;
 
-	const char *value = getenv_fn("NVINTERPOSE_DISABLE");
-	config->disabled = value && value[0] && strcmp(value, "0") != 0;
+	/* The way out of every other setting: disabled, the runtime reads none of them, so a bad one
+	   prints nothing and a log file that cannot be opened (or hangs) is never opened. */
+	read_switch(getenv_fn, "NVINTERPOSE_DISABLE", &config->disabled);
+	if (config->disabled)
+		return;
 
 	/* The log level first, so that the messages about the other settings obey it. */
-	value = getenv_fn("NVINTERPOSE_LOG");
+	const char *value = getenv_fn("NVINTERPOSE_LOG");
 	if (value && value[0] && !config_parse_log_level(value, &config->log_level))
 		log_message(LOG_ERROR, "NVINTERPOSE_LOG='%s' is not one of error, warn, info, debug; using error",
 			    value);
@@ -179,7 +183,6 @@ void config_read(struct config *config, const char *(*getenv_fn)(const char *nam
 
 	read_switch(getenv_fn, "NVINTERPOSE_ADD_DLL_DIRECTORY", &config->add_dll_directory);
 	read_switch(getenv_fn, "NVINTERPOSE_CHILDREN", &config->inject_children);
-	config->patch = true;
 	read_switch(getenv_fn, "NVINTERPOSE_PATCH", &config->patch);
 
 	value = getenv_fn("NVINTERPOSE_PATH");

@@ -19,7 +19,7 @@ enum policy {
 /* Kept small: it is read into static storage at every process start, and each page it spans is a
    page fault in every process the runtime is preloaded into. */
 struct config {
-	bool disabled;
+	bool disabled; /* NVINTERPOSE_DISABLE=1: no other setting read, the fronts leave every call alone */
 	bool secure; /* AT_SECURE: every setting ignored, policy off */
 	enum policy policy;
 	enum log_level log_level;

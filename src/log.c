@@ -46,15 +46,17 @@ static void write_all(int fd, const char *buffer, size_t length)
 	}
 }
 
+/* Every message leaves through here, its values already in it: the whole text is escaped once
+   (log_text_escape), so no value (a folder's name, a setting) can start a line of its own or reach
+   the terminal as an escape sequence, whichever call site printed it. */
 static void write_line(const char *prefix, const char *format, va_list args)
 {
 	int saved_errno = errno;
-	char line[1024];
+	char text[1024], line[1024];
+	if (vsnprintf(text, sizeof(text), format, args) < 0)
+		text[0] = '\0';
 	int n = snprintf(line, sizeof(line), "nvinterpose: %s", prefix);
-	int m = vsnprintf(line + n, sizeof(line) - (size_t)n - 1, format, args);
-	size_t length = (size_t)n + (m < 0 ? 0 : (size_t)m);
-	if (length > sizeof(line) - 2)
-		length = sizeof(line) - 2;
+	size_t length = (size_t)n + log_text_escape(line + n, sizeof(line) - (size_t)n - 1, text);
 	line[length++] = '\n';
 	write_all(STDERR_FILENO, line, length);
 	errno = saved_errno;
@@ -84,7 +86,12 @@ static const char *open_error(int error)
 {
 	switch (error) {
 	case EINVAL: return "not a regular file";
-	case ELOOP: return "a symbolic link (the event log is never reached through one)";
+	case EXDEV: return "a file of the kernel's (procfs, sysfs, cgroupfs, debugfs and the like), not a file of data";
+	case ELOOP:
+		return platform_is_privileged()
+			       ? "reached through a symbolic link, which a privileged process (root, or one that holds "
+				 "CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH or CAP_FOWNER) never follows to its event log"
+			       : "a symbolic link (the event log is never reached through one)";
 	case EPERM: return "owned by another user (it must belong to the effective user or root)";
 	case EMLINK: return "it has other names (hard links)";
 	default: return strerror(error);
@@ -195,6 +202,35 @@ size_t log_json_escape(char *out, size_t size, const char *s)
 	if (!size)
 		return 0;
 	size_t n = escape(out, size - 1, s, &cut);
+	out[n] = '\0';
+	return n;
+}
+
+size_t log_text_escape(char *out, size_t size, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t n = 0;
+	if (!size)
+		return 0;
+	for (const unsigned char *p = (const unsigned char *)s; p && *p;) {
+		size_t length = utf8_length(p);
+		/* C0 and C1 controls and DEL (a C1 control is two bytes in UTF-8, c2 80 to c2 9f); a
+		   byte that starts no character is shown too, as a terminal of another encoding could
+		   read it as a control. */
+		bool shown = *p < 0x20 || *p == 0x7f || length == 0 || (*p == 0xc2 && p[1] < 0xa0);
+		size_t k = shown ? 4 * (length ? length : 1) : length;
+		if (n + k > size - 1)
+			break;
+		for (size_t i = 0; shown && i < k / 4; i++) {
+			memcpy(out + n + 4 * i, "\\x", 2);
+			out[n + 4 * i + 2] = hex[p[i] >> 4];
+			out[n + 4 * i + 3] = hex[p[i] & 15];
+		}
+		if (!shown)
+			memcpy(out + n, p, k);
+		n += k;
+		p += shown ? k / 4 : k;
+	}
 	out[n] = '\0';
 	return n;
 }

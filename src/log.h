@@ -71,5 +71,10 @@ const char *log_event_kind(size_t i);
    valid UTF-8 kept, every byte of an invalid sequence replaced by U+FFFD. Stops before a character
    that would not fit, never inside one. Returns the length written. */
 size_t log_json_escape(char *out, size_t size, const char *s);
+/* Writes s as text for a terminal into out (size bytes, NUL-terminated): valid UTF-8 kept, every
+   control character (C0, DEL, C1) and every byte that starts no character shown as \xNN (a
+   backslash otherwise stays as it is). Stops before a character that would not fit. Returns the
+   length written. Every message on stderr goes through it. */
+size_t log_text_escape(char *out, size_t size, const char *s);
 /* True when s is valid UTF-8 (no overlong forms, no surrogates, nothing past U+10FFFF). */
 bool log_is_utf8(const char *s);

@@ -90,14 +90,25 @@ int platform_open_append(const char *path);
    path: the file is opened for this line alone and closed after it, so the runtime holds no
    descriptor between events (a program that closes or reuses descriptors it did not open never
    meets one of the runtime's, the descriptor limit is never held against the program, and a file
-   replaced by log rotation gets the next line). The file must be a regular file reached without a
-   symbolic link at its last component, owned by the effective user or root, with no other name
-   (hard link); created 0600. The line is never glued to a partial one left by an earlier short
-   write (a newline goes first then), and a short write of its own is taken back. With line NULL:
-   the same checks, and the file created, but nothing written. 0, or a negative errno (-EINVAL not
-   a regular file, -ELOOP a symbolic link, -EPERM another owner, -EMLINK other names, -EFBIG the
-   line would pass the process's file size limit). */
+   replaced by log rotation gets the next line). The file must be a regular file on a file system
+   that holds data (not procfs, sysfs, cgroupfs, debugfs and the like, whose files are the kernel's
+   settings), reached without a symbolic link at its last component, and, in a privileged process
+   (platform_is_privileged), without one anywhere on its path; owned by the effective user or root,
+   with no other name (hard link); created 0600. The line is never glued to a partial one left by
+   an earlier short write (a newline goes first then), and a short write of its own is taken back.
+   With line NULL: the same checks, and the file created, but nothing written. 0, or a negative
+   errno (-EINVAL not a regular file, -EXDEV a kernel's file, -ELOOP a symbolic link on the way,
+   -EPERM another owner, -EMLINK other names, -EFBIG the line would pass the process's file size
+   limit). */
 int platform_append_line(const char *path, const char *line, size_t length);
+
+/* The process may write where its user could not: its effective user is root (a container's root
+   too), or it holds in its effective set a capability that overrides file permissions
+   (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER). Set-user-ID and file-capability programs
+   (AT_SECURE) read no setting at all (config.h), so they never get this far. Such a process
+   follows no symbolic link to its event log. Raw system calls only, callable in the append's
+   child. Windows: false (its permissions are access-control lists). */
+bool platform_is_privileged(void);
 
 /* path made absolute against the working folder now (unchanged when it is absolute already).
    False, with errno, when it does not fit in size or the working folder cannot be named. */

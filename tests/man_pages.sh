@@ -1,7 +1,8 @@
 #!/bin/sh
 # The manual pages: each renders without a warning (groff -ww); every option of each tool's --help
 # is in its page; every setting and every event (with its fields, in order) of the README's tables
-# is in nvinterpose(7). Exits 77, saying why, where groff is missing.
+# is in nvinterpose(7); the README describes the runtime's DT_NEEDED reader as its code reads.
+# Exits 77, saying why, where groff is missing.
 #   man_pages.sh MAN_DIR LAUNCHER [INSPECTOR]      (NVI_SOURCE_ROOT: the README)
 set -u
 man_dir=$1 launcher=$2 inspector=${3-}
@@ -55,4 +56,16 @@ for event in $events; do
 	printf '%s\n' "$text" | grep -qF "$fields:" || fail "nvinterpose.7: the event $name lacks its fields as the README gives them: $fields"
 done
 echo "nvinterpose.7: $(echo $settings | wc -w) settings and $(echo $events | wc -w) events of the README"
+
+# How the runtime's reader of DT_NEEDED takes a file, as its code does it: a reader that calls no
+# mmap must not be described as mapping the file (the paragraphs that name src/linux/dynamic.c).
+reader=$NVI_SOURCE_ROOT/src/linux/dynamic.c
+if grep -qE '(^|[^_a-z])mmap *\(' "$reader"; then
+	echo "src/linux/dynamic.c maps files: the docs' account of the reader is not checked"
+else
+	said=$(awk '/^$|^- |^\|/{ if (p ~ /dynamic\.c/) print p; p = "" } { p = p " " $0 } END { if (p ~ /dynamic\.c/) print p }' "$readme" |
+		tr -s ' ' | grep -oiE '[^;()]*\<(maps|mapped|mapping)\>[^;()]*' | grep -viE 'never mapp|not mapp|no mapp|maps none|maps nothing')
+	[ -z "$said" ] || fail "README.md says the DT_NEEDED reader maps the file, which src/linux/dynamic.c never does: $said"
+	echo "README.md: the reader of src/linux/dynamic.c described as its code reads files (pread, no mmap)"
+fi
 exit $status

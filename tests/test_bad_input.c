@@ -79,6 +79,55 @@ START_TEST(test_fifo_log_file_is_refused_without_blocking)
 }
 END_TEST
 
+/* NVINTERPOSE_DISABLE=1 is the way out of every other setting: none of them is read, reported or
+   acted on (no message, no event log made), and the program runs as it does without the runtime. */
+START_TEST(test_disabled_runtime_reads_no_other_setting)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	char *log_file = test_format("%s/events.jsonl", wheel.root);
+	const char *env[] = { standin_preload(), "NVINTERPOSE_DISABLE=1", "NVINTERPOSE_POLICY=bogus", "NVINTERPOSE_LOG=debug",
+			      "NVINTERPOSE_PATH=relative/folder", test_format("NVINTERPOSE_LOG_FILE=%s", log_file),
+			      "NVINTERPOSE_REPORT=1", NULL };
+	char *args = test_format("call %s nvrtc_like_compile", wheel.nvrtc);
+	struct test_run plain = test_probe(no_env, args);
+	struct test_run run = test_probe(env, args);
+	ck_assert_str_eq(run.output, plain.output);
+	ck_assert_msg(test_contains(run.output, "call nvrtc_like_compile: -1"), "%s", run.output);
+	ck_assert_msg(access(log_file, F_OK) != 0, "the disabled runtime made its event log");
+}
+END_TEST
+
+START_TEST(test_disable_that_is_not_0_or_1_is_reported_and_the_runtime_works)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	const char *env[] = { standin_preload(), "NVINTERPOSE_DISABLE=false", NULL };
+	struct test_run run = test_probe(env, test_format("call %s nvrtc_like_compile", wheel.nvrtc));
+	ck_assert_msg(test_contains(run.output, "nvinterpose: error: NVINTERPOSE_DISABLE='false' is not 0 or 1; using 0\n"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "call nvrtc_like_compile: 42"), "%s", run.output);
+}
+END_TEST
+
+/* The values a message quotes come out escaped: a line break in an NVINTERPOSE_PATH entry cannot
+   start a line of its own (one that looks like the runtime's), and a terminal escape in a setting
+   or a folder's name never reaches the terminal. */
+START_TEST(test_settings_cannot_forge_lines_or_reach_the_terminal)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	char *folder = test_format("%s/\033[2J", wheel.root);
+	const char *env[] = { standin_preload(), "NVINTERPOSE_PATH=rel\nnvinterpose! forged line", "NVINTERPOSE_POLICY=\033]0;x\007",
+			      test_format("NVINTERPOSE_LOG_FILE=%s/events.jsonl", folder), NULL };
+	struct test_run run = test_probe(env, test_format("call %s nvrtc_like_compile", wheel.nvrtc));
+	ck_assert_msg(test_contains(run.output, "nvinterpose: error: NVINTERPOSE_PATH: relative entry 'rel\\x0anvinterpose! forged line' "
+						"ignored (use an absolute folder)\n"),
+		      "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "nvinterpose: error: NVINTERPOSE_POLICY='\\x1b]0;x\\x07' is not one of"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("%s/\\x1b[2J/events.jsonl", wheel.root)), "%s", run.output);
+	ck_assert_msg(!test_contains(run.output, "\nnvinterpose! forged") && !strchr(run.output, '\033') && !strchr(run.output, '\007'),
+		      "raw bytes on stderr: %s", run.output);
+	ck_assert_msg(test_contains(run.output, "call nvrtc_like_compile: 42"), "%s", run.output);
+}
+END_TEST
+
 START_TEST(test_garbage_file_with_the_dependents_name_is_skipped)
 {
 	/* The folder beside NVRTC holds a text file named like the builtins: skipped (with a message at
@@ -151,6 +200,9 @@ int main(void)
 	tcase_add_test(tc, test_bad_path_entries_are_reported_and_good_ones_kept);
 	tcase_add_test(tc, test_unwritable_log_file_is_reported_and_the_program_goes_on);
 	tcase_add_test(tc, test_fifo_log_file_is_refused_without_blocking);
+	tcase_add_test(tc, test_disabled_runtime_reads_no_other_setting);
+	tcase_add_test(tc, test_settings_cannot_forge_lines_or_reach_the_terminal);
+	tcase_add_test(tc, test_disable_that_is_not_0_or_1_is_reported_and_the_runtime_works);
 	tcase_add_test(tc, test_garbage_file_with_the_dependents_name_is_skipped);
 	tcase_add_test(tc, test_foreign_machine_library_with_the_right_name_is_skipped);
 	tcase_add_test(tc, test_fifo_with_the_dependents_name_does_not_block);

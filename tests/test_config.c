@@ -139,15 +139,65 @@ START_TEST(test_bad_log_level_gives_error_and_a_message_naming_it)
 }
 END_TEST
 
-START_TEST(test_disable_is_set_by_any_value_but_zero)
+START_TEST(test_disable_is_1_and_0_is_on)
 {
 	struct config config;
 	const char *on[] = { "NVINTERPOSE_DISABLE=1", NULL };
-	read_config(&config, on, false);
+	ck_assert_str_eq(read_config(&config, on, false), "");
 	ck_assert(config.disabled);
 	const char *off[] = { "NVINTERPOSE_DISABLE=0", NULL };
-	read_config(&config, off, false);
+	ck_assert_str_eq(read_config(&config, off, false), "");
 	ck_assert(!config.disabled);
+}
+END_TEST
+
+/* NVINTERPOSE_DISABLE is a switch like the others: anything but 0 or 1 is reported and the
+   runtime stays on (a "false" that disabled it would be read the other way round). */
+static const char *const bad_switches[] = { "false", "no", "off", "00", " 0", "true", "yes", "2", "1 " };
+
+START_TEST(test_disable_that_is_not_0_or_1_is_reported_and_leaves_the_runtime_on)
+{
+	struct config config;
+	const char *env[] = { test_format("NVINTERPOSE_DISABLE=%s", bad_switches[_i]), NULL };
+	char *output = read_config(&config, env, false);
+	ck_assert_msg(!config.disabled, "NVINTERPOSE_DISABLE='%s' disabled the runtime", bad_switches[_i]);
+	ck_assert_str_eq(output, test_format("nvinterpose: error: NVINTERPOSE_DISABLE='%s' is not 0 or 1; using 0\n", bad_switches[_i]));
+}
+END_TEST
+
+/* The names config_read asked for, one a line. */
+static char asked[4096];
+
+static const char *recording_getenv(const char *name)
+{
+	size_t used = strlen(asked);
+	snprintf(asked + used, sizeof(asked) - used, "%s\n", name);
+	return fake_getenv(name);
+}
+
+/* Disabled, the runtime reads nothing else: bad settings are not reported, the log file is not
+   taken, the log level stays error. */
+START_TEST(test_disabled_runtime_reads_no_other_setting)
+{
+	const char *env[] = { "NVINTERPOSE_DISABLE=1", "NVINTERPOSE_POLICY=bogus", "NVINTERPOSE_LOG=debug",
+			      "NVINTERPOSE_LOG_FILE=relative.jsonl", "NVINTERPOSE_PATH=relative::/missing", "NVINTERPOSE_REPORT=x",
+			      "NVINTERPOSE_PATCH=maybe", "NVINTERPOSE_CHILDREN=2", NULL };
+	struct config config;
+	struct test_capture capture = test_capture_stderr();
+	asked[0] = '\0';
+	fake_environment = env;
+	config_read(&config, recording_getenv, false);
+	fake_environment = NULL;
+	char *output = test_captured(&capture);
+	ck_assert_str_eq(output, "");
+	ck_assert_str_eq(asked, "NVINTERPOSE_DISABLE\n");
+	ck_assert(config.disabled);
+	ck_assert_int_eq(config.policy, POLICY_FALLBACK);
+	ck_assert_int_eq(config.log_level, LOG_ERROR);
+	ck_assert(!log_enabled(LOG_WARN));
+	ck_assert_str_eq(config.log_file, "");
+	ck_assert_uint_eq(config.path_count, 0);
+	ck_assert_int_eq(config.report_pid, 0);
 }
 END_TEST
 
@@ -399,7 +449,10 @@ int main(void)
 			    sizeof(levels) / sizeof(levels[0]));
 	tcase_add_test(tc, test_bad_policy_gives_fallback_and_a_message_naming_it);
 	tcase_add_test(tc, test_bad_log_level_gives_error_and_a_message_naming_it);
-	tcase_add_test(tc, test_disable_is_set_by_any_value_but_zero);
+	tcase_add_test(tc, test_disable_is_1_and_0_is_on);
+	tcase_add_loop_test(tc, test_disable_that_is_not_0_or_1_is_reported_and_leaves_the_runtime_on, 0,
+			    sizeof(bad_switches) / sizeof(bad_switches[0]));
+	tcase_add_test(tc, test_disabled_runtime_reads_no_other_setting);
 	tcase_add_test(tc, test_log_file_is_kept);
 	tcase_add_test(tc, test_report_names_a_process);
 	tcase_add_loop_test(tc, test_report_that_is_no_process_id_is_refused, 0, sizeof(bad_reports) / sizeof(bad_reports[0]));

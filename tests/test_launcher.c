@@ -12,13 +12,33 @@
 
 static const char *const no_env[] = { NULL };
 
-/* The launcher with args (shell words), run by /bin/sh in folder (NULL: the test's). */
-static struct test_run launcher_in(const char *folder, const char *const *env, const char *args)
+/* The launcher with args (shell words), in folder (NULL: the test's), run by the shell sh (NULL:
+   its own #!/bin/sh). */
+static struct test_run launcher_under(const char *sh, const char *folder, const char *const *env, const char *args)
 {
-	char *command = test_format("%s%s%sexec '%s' %s", folder ? "cd '" : "", folder ? folder : "", folder ? "' && " : "",
-				    test_setting("NVI_RUN"), args);
+	char *command = test_format("%s%s%sexec %s '%s' %s", folder ? "cd '" : "", folder ? folder : "", folder ? "' && " : "",
+				    sh ? sh : "", test_setting("NVI_RUN"), args);
 	const char *argv[] = { "/bin/sh", "-c", command, NULL };
 	return test_run(argv, env, 60);
+}
+
+static struct test_run launcher_in(const char *folder, const char *const *env, const char *args)
+{
+	return launcher_under(NULL, folder, env, args);
+}
+
+/* The shells the launcher is tested under where they differ: the system's /bin/sh (dash on
+   Debian) and bash, which is /bin/sh on Fedora, RHEL and Arch. */
+static const char *const shells[] = { "/bin/sh", "/bin/bash" };
+#define SHELLS (sizeof(shells) / sizeof(shells[0]))
+
+/* False, saying so, for a shell this machine lacks. */
+static bool have_shell(const char *test, const char *sh)
+{
+	if (access(sh, X_OK) == 0)
+		return true;
+	printf("skipped: %s under %s: not installed\n", test, sh);
+	return false;
 }
 
 static struct test_run launcher(const char *const *env, const char *args) { return launcher_in(NULL, env, args); }
@@ -210,10 +230,12 @@ START_TEST(test_print_env_sh_is_eval_safe_and_exported)
 	char *root = test_tmpdir();
 	char *odd = test_format("%s/it's \"odd\" $HOME `x` \\ ;|&", root);
 	test_mkdirs(odd);
+	/* A line break: in an inherited value (the options refuse one). */
 	char *log = test_format("%s/events\nlog.jsonl", odd);
 	setenv("NVI_ODD", odd, 1);
 	setenv("NVI_LOG", log, 1);
-	char *command = test_format("eval \"$('%s' --print-env --path \"$NVI_ODD\" --log-file \"$NVI_LOG\" --policy coherent)\" && "
+	char *command = test_format("NVINTERPOSE_LOG_FILE=\"$NVI_LOG\" && export NVINTERPOSE_LOG_FILE && "
+				    "eval \"$('%s' --print-env --path \"$NVI_ODD\" --policy coherent)\" && "
 				    "sh -c '[ \"$NVINTERPOSE_PATH\" = \"$NVI_ODD\" ] && [ \"$NVINTERPOSE_LOG_FILE\" = \"$NVI_LOG\" ] && "
 				    "echo \"exported: $NVINTERPOSE_POLICY $LD_PRELOAD\"'",
 				    test_setting("NVI_RUN"));
@@ -289,6 +311,7 @@ START_TEST(test_print_env_checks_inherited_settings)
 		{ "NVINTERPOSE_LOG_FILE=events.jsonl", "NVINTERPOSE_LOG_FILE: 'events.jsonl' is not an absolute path (give --log-file)" },
 		{ "NVINTERPOSE_PATH=/opt/a::/opt/b", "NVINTERPOSE_PATH: '/opt/a::/opt/b' has an empty entry" },
 		{ "NVINTERPOSE_PATH=/opt/a:lib", "NVINTERPOSE_PATH: '/opt/a:lib' has an entry that is not an absolute path (give --path)" },
+		{ "NVINTERPOSE_DISABLE=false", "NVINTERPOSE_DISABLE: 'false' is not 0 or 1" },
 	};
 	const char *const formats[] = { "sh", "github", "json" };
 	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
@@ -328,6 +351,126 @@ START_TEST(test_command_that_cannot_be_run_gets_the_launchers_message)
 		ck_assert_msg(run.status == rows[i].status, "%s: %d %s", rows[i].command, run.status, run.output);
 		ck_assert_str_eq(run.output, test_format("nvinterpose-run: %s\n", rows[i].message));
 	}
+}
+END_TEST
+
+/* A command named like an option of exec (bash's -c clears the environment, -l and -a change
+   argv[0]) is run, with the runtime, under every /bin/sh: the launcher execs the path it found. */
+START_TEST(test_command_named_like_an_option_is_run_under_every_shell)
+{
+	char *bin = test_tmpdir(), *command = test_format("%s/-c", bin);
+	test_write_file(command, "#!/bin/sh\necho \"ran: $* with $LD_PRELOAD\"\n");
+	ck_assert_int_eq(chmod(command, 0755), 0);
+	const char *env[] = { test_format("PATH=%s:/usr/bin:/bin", bin), NULL };
+	for (size_t i = 0; i < SHELLS; i++) {
+		if (!have_shell("test_command_named_like_an_option_is_run_under_every_shell", shells[i]))
+			continue;
+		struct test_run run = launcher_under(shells[i], NULL, env, "-- -c hi");
+		ck_assert_msg(run.status == 0 && test_contains(run.output, test_format("ran: hi with %s\n", test_setting("NVI_RUNTIME"))),
+			      "%s: %d %s", shells[i], run.status, run.output);
+	}
+}
+END_TEST
+
+/* A command name is looked for in PATH as the shell running the launcher looks for it: an empty
+   entry, leading, trailing, doubled or the whole of PATH, is the working folder, and an unset
+   PATH is the shell's default. The oracle is the shell itself, in the same folder and PATH. */
+START_TEST(test_path_is_searched_as_the_shell_searches_it)
+{
+	char *folder = test_tmpdir(), *command = test_format("%s/nvi-test-command", folder);
+	test_write_file(command, "#!/bin/sh\necho \"ran with $LD_PRELOAD\"\n");
+	ck_assert_int_eq(chmod(command, 0755), 0);
+	/* Whether the command in the working folder is found: 1 yes, 0 no, -1 as the shell's default. */
+	static const struct {
+		const char *path;
+		int found;
+	} rows[] = { { "", 1 }, { "/usr/bin:", 1 }, { ":/usr/bin", 1 }, { "/usr/bin::/bin", 1 }, { "/usr/bin:/bin", 0 }, { NULL, -1 } };
+	char *ran = test_format("ran with %s\n", test_setting("NVI_RUNTIME"));
+	for (size_t i = 0; i < SHELLS; i++) {
+		if (!have_shell("test_path_is_searched_as_the_shell_searches_it", shells[i]))
+			continue;
+		for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+			const char *path = rows[r].path;
+			char *set = path ? test_format("PATH='%s'", path) : "unset PATH;";
+			const char *what = path ? test_format("PATH='%s'", path) : "PATH unset";
+			struct test_run plain = shell(no_env, test_format("cd '%s' && %s exec %s -c nvi-test-command", folder, set, shells[i]));
+			struct test_run run = shell(no_env, test_format("cd '%s' && %s exec %s '%s' -- nvi-test-command", folder, set, shells[i],
+									test_setting("NVI_RUN")));
+			bool shell_ran = test_contains(plain.output, "ran with"), launcher_ran = test_contains(run.output, ran);
+			ck_assert_msg(rows[r].found < 0 || shell_ran == rows[r].found, "%s, %s: the shell itself: %s", shells[i], what, plain.output);
+			ck_assert_msg(shell_ran == launcher_ran, "%s, %s: the shell %s, the launcher %s: %s", shells[i], what,
+				      shell_ran ? "ran it" : "did not", launcher_ran ? "ran it" : "did not", run.output);
+			if (!launcher_ran)
+				ck_assert_msg(run.status == 127 && test_contains(run.output, "nvinterpose-run: nvi-test-command: command not found\n"),
+					      "%s, %s: %d %s", shells[i], what, run.status, run.output);
+		}
+	}
+}
+END_TEST
+
+/* Finding the runtime, reading the options and running the command take no other program: an
+   empty PATH (no dirname, no tr, no sed) changes nothing. */
+START_TEST(test_launcher_needs_no_program_on_path)
+{
+	for (size_t i = 0; i < SHELLS; i++) {
+		if (!have_shell("test_launcher_needs_no_program_on_path", shells[i]))
+			continue;
+		struct test_run run = shell(no_env, test_format("PATH='' exec %s '%s' --policy=Coherent --log=WARN -- /bin/sh -c "
+								"'echo \"settings: $LD_PRELOAD|$NVINTERPOSE_POLICY|$NVINTERPOSE_LOG\"'",
+								shells[i], test_setting("NVI_RUN")));
+		ck_assert_msg(run.status == 0 && test_contains(run.output, test_format("settings: %s|coherent|warn\n", test_setting("NVI_RUNTIME"))),
+			      "%s: %d %s", shells[i], run.status, run.output);
+		run = shell(no_env, test_format("PATH='' exec %s '%s' --print-env --path=\"/it's\"", shells[i], test_setting("NVI_RUN")));
+		ck_assert_msg(run.status == 0 && test_contains(run.output, "export NVINTERPOSE_PATH='/it'\\''s'\n"), "%s: %d %s", shells[i],
+			      run.status, run.output);
+	}
+}
+END_TEST
+
+/* --path and --log-file values are one path on one line: a ':' (where NVINTERPOSE_PATH splits) or
+   a line break, also one that comes from the working folder's name, is refused, as --library
+   refuses what LD_PRELOAD splits. A working folder's name is kept whole, a final line break too. */
+START_TEST(test_paths_with_a_colon_or_a_line_break_are_refused)
+{
+	char *root = realpath(test_tmpdir(), NULL);
+	char *colon = test_format("%s/a:b", root), *line = test_format("%s/nl\n", root);
+	test_mkdirs(test_format("%s/lib", colon));
+	test_mkdirs(test_format("%s/lib", line));
+	char *colon_message = "holds a ':', which the settings the launcher passes on cannot carry (NVINTERPOSE_PATH splits at colons); "
+			      "use a path without one";
+	char *line_message = "holds a line break, which the settings the launcher passes on cannot carry; use a path without one";
+	for (size_t i = 0; i < SHELLS; i++) {
+		if (!have_shell("test_paths_with_a_colon_or_a_line_break_are_refused", shells[i]))
+			continue;
+		struct test_run run = launcher_under(shells[i], colon, no_env, "--path=lib --print-env");
+		check_usage_error(&run, test_format("--path: '%s/lib' %s", colon, colon_message));
+		run = launcher_under(shells[i], colon, no_env, "--log-file=events.jsonl -- true");
+		check_usage_error(&run, test_format("--log-file: '%s/events.jsonl' %s", colon, colon_message));
+		run = launcher_under(shells[i], NULL, no_env, "--log-file=/tmp/a:b.jsonl -- true");
+		check_usage_error(&run, test_format("--log-file: '/tmp/a:b.jsonl' %s", colon_message));
+		run = launcher_under(shells[i], line, no_env, "--path=lib --print-env");
+		check_usage_error(&run, test_format("--path: '%s/nl\\x0a/lib' %s", root, line_message));
+		run = launcher_under(shells[i], line, no_env, "--log-file=events.jsonl -- true");
+		check_usage_error(&run, test_format("--log-file: '%s/nl\\x0a/events.jsonl' %s", root, line_message));
+		/* --library in that folder: the loader takes the line break, and the folder keeps it. */
+		test_copy_file(test_setting("NVI_RUNTIME"), test_format("%s/libnvinterpose.so.0", line));
+		run = launcher_under(shells[i], line, no_env, "--library=libnvinterpose.so.0 -- /bin/sh -c 'echo \"preload: $LD_PRELOAD.\"'");
+		ck_assert_msg(run.status == 0 && test_contains(run.output, test_format("preload: %s/libnvinterpose.so.0.\n", line)), "%s: %d %s",
+			      shells[i], run.status, run.output);
+	}
+}
+END_TEST
+
+/* The launcher's messages quote values from the command line and the environment: their control
+   characters are shown as \xNN, so that no value can start a line of its own or send the terminal
+   an escape sequence. */
+START_TEST(test_messages_show_control_characters_escaped)
+{
+	struct test_run run = launcher(no_env, "--policy \"$(printf 'x\\033[2Jy')\" -- true");
+	check_usage_error(&run, "--policy: 'x\\x1b[2Jy' is not one of fallback, coherent, off");
+	run = launcher(no_env, "-- \"$(printf 'nope\\nnvinterpose-run: forged\\r')\"");
+	ck_assert_int_eq(run.status, 127);
+	ck_assert_str_eq(run.output, "nvinterpose-run: nope\\x0anvinterpose-run: forged\\x0d: command not found\n");
 }
 END_TEST
 
@@ -461,6 +604,11 @@ int main(void)
 	tcase_add_test(tc, test_print_env_json_is_one_object);
 	tcase_add_test(tc, test_print_env_checks_inherited_settings);
 	tcase_add_test(tc, test_command_that_cannot_be_run_gets_the_launchers_message);
+	tcase_add_test(tc, test_command_named_like_an_option_is_run_under_every_shell);
+	tcase_add_test(tc, test_path_is_searched_as_the_shell_searches_it);
+	tcase_add_test(tc, test_launcher_needs_no_program_on_path);
+	tcase_add_test(tc, test_paths_with_a_colon_or_a_line_break_are_refused);
+	tcase_add_test(tc, test_messages_show_control_characters_escaped);
 	tcase_add_test(tc, test_exit_status_is_the_commands);
 	tcase_add_test(tc, test_report_is_for_the_command_alone);
 	tcase_add_test(tc, test_launched_program_gets_the_fix);

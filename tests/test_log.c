@@ -11,6 +11,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/file.h>
+#include <grp.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
@@ -18,6 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <stddef.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -393,7 +397,9 @@ START_TEST(test_event_log_is_created_private)
 }
 END_TEST
 
-/* The program may use every descriptor its limit allows: the log takes none of them. */
+/* The program may use every descriptor its limit allows: the log takes none of them. An append
+   needs one free descriptor, two for a moment in a privileged process where openat2 is missing (its
+   walk holds a folder's while it opens the next): two are left free for the first event. */
 START_TEST(test_event_log_takes_no_descriptor_from_the_program)
 {
 	char *path = event_log_path(), *data = test_format("%s.data", path);
@@ -401,15 +407,19 @@ START_TEST(test_event_log_takes_no_descriptor_from_the_program)
 	int lowest = open("/dev/null", O_RDONLY);
 	ck_assert_int_ge(lowest, 0);
 	close(lowest);
-	struct rlimit limit = { (rlim_t)lowest + 1, (rlim_t)lowest + 1 }, saved;
+	struct rlimit limit = { (rlim_t)lowest + 2, (rlim_t)lowest + 2 }, saved;
 	getrlimit(RLIMIT_NOFILE, &saved);
 	ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &limit), 0);
 	log_reason("first");
-	int fd = open(data, O_WRONLY | O_CREAT, 0600); /* the last descriptor the limit allows */
-	int error = errno;
-	ck_assert_msg(fd >= 0, "the program's open failed: %s", strerror(error));
+	int fds[2];
+	for (int i = 0; i < 2; i++) {
+		fds[i] = open(data, O_WRONLY | O_CREAT, 0600); /* the last descriptors the limit allows */
+		int error = errno;
+		ck_assert_msg(fds[i] >= 0, "the program's open failed: %s", strerror(error));
+	}
 	log_reason("second"); /* none left: no event, no harm */
-	close(fd);
+	close(fds[0]);
+	close(fds[1]);
 	ck_assert_str_eq(reason_of(only_line(path)), "first");
 }
 END_TEST
@@ -682,6 +692,257 @@ START_TEST(test_in_thread_append_keeps_the_rules)
 }
 END_TEST
 
+/* ---- the file system and the path of the event log ----------------------------------------------- */
+
+/* The kernel's own files pass "a regular file, one name, the effective user's or root's": procfs,
+   sysfs and the like are refused by their file system, before a byte is written (a write there
+   would change the host name, a process's name, or fail silently). /proc/PID, not /proc/self,
+   which is a symbolic link that root follows to no event log anyway. */
+static const char *const kernel_files[] = { "/proc/%d/status", "/proc/%d/comm", "/proc/sys/kernel/hostname",
+					    "/sys/kernel/mm/transparent_hugepage/enabled", "/sys/fs/cgroup/cgroup.procs" };
+
+START_TEST(test_kernel_files_are_refused)
+{
+	const char *path = test_format(kernel_files[_i], (int)getpid());
+	if (access(path, F_OK) != 0) {
+		printf("skipped: test_kernel_files_are_refused: %s: not on this machine\n", path);
+		return;
+	}
+	char *before = test_read_file("/proc/self/comm");
+	struct test_capture capture = test_capture_stderr();
+	bool opened = log_open_event_file(path);
+	char *output = test_captured(&capture);
+	ck_assert_msg(!opened, "%s taken for the event log", path);
+	ck_assert_str_eq(output, test_format("nvinterpose: error: NVINTERPOSE_LOG_FILE='%s' cannot be opened for appending: a file of "
+					     "the kernel's (procfs, sysfs, cgroupfs, debugfs and the like), not a file of data; no event log\n",
+					     path));
+	log_reason("not written");
+	ck_assert_str_eq(test_read_file("/proc/self/comm"), before);
+}
+END_TEST
+
+/* What a forked child reports: its exit status (0, 1 a check failed, 77 skipped) and its words. */
+struct child_report {
+	int status;
+	char text[2048];
+};
+
+/* Runs body in a forked child that calls no Check function (an assertion there would report as
+   this test's); body writes what it found to fd report and returns its status. */
+static struct child_report run_in_child(int (*body)(int report, const char *dir), const char *dir)
+{
+	struct child_report result = { 0 };
+	int fds[2];
+	ck_assert_int_eq(pipe(fds), 0);
+	pid_t child = fork();
+	if (child == 0) {
+		close(fds[0]);
+		_exit(body(fds[1], dir));
+	}
+	close(fds[1]);
+	size_t used = 0;
+	for (ssize_t n; used + 1 < sizeof(result.text) && (n = read(fds[0], result.text + used, sizeof(result.text) - 1 - used)) > 0;)
+		used += (size_t)n;
+	close(fds[0]);
+	int status;
+	ck_assert_int_eq(waitpid(child, &status, 0), child);
+	result.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	return result;
+}
+
+/* The test named test passes when body, run in a child, found every check to hold; it is skipped,
+   saying why, when the child could not set itself up (77). */
+static void expect_child(const char *test, int (*body)(int report, const char *dir), const char *dir)
+{
+	struct child_report child = run_in_child(body, dir);
+	if (child.status == 77)
+		printf("skipped: %s: %s\n", test, child.text);
+	else
+		ck_assert_msg(child.status == 0, "%d: %s", child.status, child.text);
+}
+
+/* log_open_event_file with its message caught (no Check function): true when it opened. */
+static bool open_quietly(const char *path, char *message, size_t size)
+{
+	char file[] = "/tmp/nvinterpose-message-XXXXXX";
+	int fd = mkstemp(file), saved = dup(STDERR_FILENO);
+	dup2(fd, STDERR_FILENO);
+	bool opened = log_open_event_file(path);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	ssize_t n = pread(fd, message, size - 1, 0);
+	message[n > 0 ? (size_t)n : 0] = '\0';
+	close(fd);
+	unlink(file);
+	return opened;
+}
+
+/* One check of a child: the event log at path opens (or not), its message holding expected. */
+static bool expect_open(int report, const char *path, bool opens, const char *expected)
+{
+	char message[1024];
+	bool opened = open_quietly(path, message, sizeof(message));
+	if (opened == opens && (!expected || strstr(message, expected)))
+		return true;
+	dprintf(report, "%s: %s (%s)", path, opened ? "opened" : "refused", message);
+	return false;
+}
+
+/* dir/real, dir/link -> real, dir/real/last -> dir/real/target */
+static void make_links(const char *dir)
+{
+	test_mkdirs(test_format("%s/real", dir));
+	ck_assert_int_eq(symlink("real", test_format("%s/link", dir)), 0);
+	test_write_file(test_format("%s/real/target", dir), "");
+	ck_assert_int_eq(symlink(test_format("%s/real/target", dir), test_format("%s/real/last", dir)), 0);
+}
+
+/* A privileged process (root) takes the event log through no symbolic link on its whole path,
+   and makes nothing where one points; a path without one works; the kernel's files stay refused. */
+static int check_privileged(int report, const char *dir)
+{
+	char *through = test_format("%s/link/events.jsonl", dir), *made = test_format("%s/real/events.jsonl", dir);
+	const char *refused = "reached through a symbolic link, which a privileged process";
+	if (!expect_open(report, through, false, refused) || !expect_open(report, test_format("%s/real/last", dir), false, refused) ||
+	    !expect_open(report, test_format("/proc/%d/status", (int)getpid()), false, "a file of the kernel's"))
+		return 1;
+	if (access(made, F_OK) == 0) {
+		dprintf(report, "%s made through the link", made);
+		return 1;
+	}
+	if (!expect_open(report, made, true, NULL))
+		return 1;
+	log_event(&(struct log_event){ .event = "register", .reason = "written; the request was not seen" });
+	char text[512] = "";
+	int fd = open(made, O_RDONLY);
+	ssize_t n = fd >= 0 ? read(fd, text, sizeof(text) - 1) : -1;
+	if (n <= 0 || !strstr(text, "written")) {
+		dprintf(report, "%s: no event written", made);
+		return 1;
+	}
+	close(fd);
+	return 0;
+}
+
+/* Root as it is; another user as root of a user namespace of its own (77 where it may make none). */
+static int become_root(int report)
+{
+	uid_t uid = geteuid();
+	if (uid == 0)
+		return 0;
+	if (unshare(CLONE_NEWUSER) != 0) {
+		dprintf(report, "no user namespace may be made here (%s) to be root in", strerror(errno));
+		return 77;
+	}
+	char map[64];
+	int fd = open("/proc/self/uid_map", O_WRONLY);
+	int n = snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)uid);
+	if (fd < 0 || write(fd, map, (size_t)n) != n || geteuid() != 0) {
+		dprintf(report, "cannot map this user to root in a user namespace (%s)", strerror(errno));
+		return 77;
+	}
+	close(fd);
+	return 0;
+}
+
+static int privileged_body(int report, const char *dir)
+{
+	int status = become_root(report);
+	if (status)
+		return status;
+	if ((status = check_privileged(report, dir)) != 0)
+		return status;
+	/* Where the kernel has no openat2 (before 5.6), or a seccomp filter refuses it: the same rules,
+	   one component at a time. */
+	struct sock_filter filter[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 437 /* openat2 */, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog program = { .len = sizeof(filter) / sizeof(filter[0]), .filter = filter };
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program) != 0) {
+		dprintf(report, "seccomp: %s", strerror(errno));
+		return 1;
+	}
+	if (syscall(437, AT_FDCWD, "/", NULL, 0) != -1 || errno != ENOSYS) {
+		dprintf(report, "the filter left openat2 callable");
+		return 1;
+	}
+	unlink(test_format("%s/real/events.jsonl", dir));
+	return check_privileged(report, dir);
+}
+
+START_TEST(test_privileged_process_follows_no_link_to_its_event_log)
+{
+	char *dir = test_tmpdir();
+	make_links(dir);
+	expect_child("test_privileged_process_follows_no_link_to_its_event_log", privileged_body, dir);
+}
+END_TEST
+
+/* Another user follows links of folders as any program does (a home reached through /home ->
+   /data/home); only the last component must be no link. Root checks it as nobody. */
+static int unprivileged_body(int report, const char *dir)
+{
+	if (geteuid() == 0 && (setgroups(0, NULL) != 0 || setresgid(65534, 65534, 65534) != 0 || setresuid(65534, 65534, 65534) != 0)) {
+		dprintf(report, "cannot become nobody: %s", strerror(errno));
+		return 1;
+	}
+	if (access(dir, X_OK) != 0) {
+		dprintf(report, "nobody cannot reach %s (TMPDIR)", dir);
+		return 77;
+	}
+	if (!expect_open(report, test_format("%s/link/events.jsonl", dir), true, NULL) ||
+	    !expect_open(report, test_format("%s/real/last", dir), false, "a symbolic link (the event log is never reached through one)"))
+		return 1;
+	return access(test_format("%s/real/events.jsonl", dir), F_OK) == 0 ? 0 : (dprintf(report, "no log made through the link"), 1);
+}
+
+START_TEST(test_unprivileged_process_follows_links_of_folders)
+{
+	char *dir = test_tmpdir();
+	make_links(dir);
+	if (geteuid() == 0) {
+		const char *const owned[] = { "", "/real", "/real/target" };
+		for (size_t i = 0; i < 3; i++)
+			ck_assert_int_eq(chown(test_format("%s%s", dir, owned[i]), 65534, 65534), 0);
+	}
+	expect_child("test_unprivileged_process_follows_links_of_folders", unprivileged_body, dir);
+}
+END_TEST
+
+/* As root in a UTS namespace of its own: NVINTERPOSE_LOG_FILE=/proc/sys/kernel/hostname would
+   make every event the host name. */
+static int host_name_body(int report, const char *dir)
+{
+	(void)dir;
+	char name[64] = "";
+	if (unshare(CLONE_NEWUTS) != 0 || sethostname("nvi-test-host", 13) != 0) {
+		dprintf(report, "no UTS namespace of its own here (%s)", strerror(errno));
+		return 77;
+	}
+	if (!expect_open(report, "/proc/sys/kernel/hostname", false, "a file of the kernel's"))
+		return 1;
+	log_event(&(struct log_event){ .event = "register", .reason = "a host name; the request was not seen" });
+	if (gethostname(name, sizeof(name)) != 0 || strcmp(name, "nvi-test-host") != 0) {
+		dprintf(report, "the host name became '%s'", name);
+		return 1;
+	}
+	return 0;
+}
+
+START_TEST(test_host_name_is_never_written)
+{
+	if (geteuid() != 0) {
+		printf("skipped: test_host_name_is_never_written needs root (the host name of a UTS namespace, which /proc/sys "
+		       "shows as root's, is root's to write)\n");
+		return;
+	}
+	expect_child("test_host_name_is_never_written", host_name_body, NULL);
+}
+END_TEST
+
 #define THREADS 4
 #define EVENTS_PER_THREAD 500
 
@@ -716,6 +977,29 @@ START_TEST(test_events_from_four_threads_give_whole_lines)
 		char *last = test_format("\"thread-%zu-event-%d\"", t, EVENTS_PER_THREAD - 1);
 		ck_assert_uint_eq(test_count(text, last), 1);
 	}
+}
+END_TEST
+
+/* A writer stopped while it holds the log's lock (SIGSTOP) leaves the others writing without it,
+   each after its wait: their lines must stay whole and none may start with a stray line break. */
+START_TEST(test_events_written_while_the_lock_is_held_elsewhere_stay_whole)
+{
+	char *path = event_log_path();
+	ck_assert(log_open_event_file(path));
+	memset(long_path, 'p', sizeof(long_path) - 1);
+	int held = open(path, O_RDONLY | O_CLOEXEC);
+	ck_assert_int_ge(held, 0);
+	ck_assert_int_eq(flock(held, LOCK_EX), 0);
+	pthread_t threads[THREADS];
+	for (size_t t = 0; t < THREADS; t++)
+		ck_assert_int_eq(pthread_create(&threads[t], NULL, log_events, (void *)t), 0);
+	for (size_t t = 0; t < THREADS; t++)
+		pthread_join(threads[t], NULL);
+	close(held);
+	char **lines;
+	ck_assert_uint_eq(test_event_lines(path, &lines), THREADS * EVENTS_PER_THREAD); /* each one checked */
+	char *text = test_read_file(path);
+	ck_assert_msg(!test_contains(text, "\n\n") && text[0] != '\n', "an empty line in the event log");
 }
 END_TEST
 
@@ -791,6 +1075,59 @@ START_TEST(test_long_message_is_cut_to_one_line)
 }
 END_TEST
 
+static const struct {
+	const char *input;
+	const char *shown;
+} text_escapes[] = {
+	{ "plain /usr/lib/libnvrtc.so.13", "plain /usr/lib/libnvrtc.so.13" },
+	{ "C:\\cuda\\bin 'quoted' \"too\"", "C:\\cuda\\bin 'quoted' \"too\"" }, /* only controls are shown */
+	{ "rel\nnvinterpose: report: forged", "rel\\x0anvinterpose: report: forged" },
+	{ "tab\tcr\r\x01\x1f\x7f", "tab\\x09cr\\x0d\\x01\\x1f\\x7f" },
+	{ "\033[31mred\033[0m", "\\x1b[31mred\\x1b[0m" },
+	{ "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80" }, /* UTF-8 kept */
+	{ "\xc2\x9b" "31m \xc2\xa0", "\\xc2\\x9b31m \xc2\xa0" }, /* a C1 control (CSI), then a no-break space */
+	{ "caf\xe9", "caf\\xe9" },                                  /* Latin-1: no character */
+	{ "\x9b" "2J", "\\x9b2J" },
+	{ "", "" },
+};
+
+START_TEST(test_text_escape_shows_control_characters_as_hex)
+{
+	char out[256];
+	size_t n = log_text_escape(out, sizeof(out), text_escapes[_i].input);
+	ck_assert_str_eq(out, text_escapes[_i].shown);
+	ck_assert_uint_eq(n, strlen(text_escapes[_i].shown));
+}
+END_TEST
+
+START_TEST(test_text_escape_stops_before_what_does_not_fit)
+{
+	char out[8];
+	ck_assert_uint_eq(log_text_escape(out, sizeof(out), "abc\ndefgh"), 7);
+	ck_assert_str_eq(out, "abc\\x0a");
+	ck_assert_uint_eq(log_text_escape(out, 6, "abc\ndef"), 3);
+	ck_assert_str_eq(out, "abc");
+	ck_assert_uint_eq(log_text_escape(out, 5, "ab\xe2\x82\xac"), 2);
+	ck_assert_str_eq(out, "ab");
+	ck_assert_uint_eq(log_text_escape(out, 0, "x"), 0);
+}
+END_TEST
+
+/* Every message carries its values escaped, whatever the call site: a value cannot forge a line
+   of the runtime's, nor send the terminal an escape sequence. */
+START_TEST(test_messages_cannot_forge_lines_or_reach_the_terminal_raw)
+{
+	struct test_capture capture = test_capture_stderr();
+	log_message(LOG_ERROR, "NVINTERPOSE_PATH: relative entry '%s' ignored", "rel\nnvinterpose: report: forged");
+	log_message(LOG_ERROR, "NVINTERPOSE_POLICY='%s' is not one of fallback", "\033]0;title\007\033[2J");
+	log_report("origin nvrtc: %s", "/opt/caf\xe9\r");
+	char *output = test_captured(&capture);
+	ck_assert_str_eq(output, "nvinterpose: error: NVINTERPOSE_PATH: relative entry 'rel\\x0anvinterpose: report: forged' ignored\n"
+				 "nvinterpose: error: NVINTERPOSE_POLICY='\\x1b]0;title\\x07\\x1b[2J' is not one of fallback\n"
+				 "nvinterpose: report: origin nvrtc: /opt/caf\\xe9\\x0d\n");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *suite = suite_create("log");
@@ -821,6 +1158,13 @@ int main(void)
 		tcase_add_test(tc, test_events_never_land_in_a_file_another_thread_reopens);
 	tcase_add_test(tc, test_symbolic_link_is_refused_and_its_target_untouched);
 	tcase_add_test(tc, test_hard_link_is_refused);
+	tcase_add_loop_test(tc, test_kernel_files_are_refused, 0, sizeof(kernel_files) / sizeof(kernel_files[0]));
+	if (getenv("NVI_QEMU_USER"))
+		printf("SKIP: test_privileged_process_follows_no_link_to_its_event_log: qemu-user refuses seccomp filters\n");
+	else
+		tcase_add_test(tc, test_privileged_process_follows_no_link_to_its_event_log);
+	tcase_add_test(tc, test_unprivileged_process_follows_links_of_folders);
+	tcase_add_test(tc, test_host_name_is_never_written);
 	tcase_add_test(tc, test_file_of_another_user_is_refused);
 	tcase_add_test(tc, test_rotated_log_gets_the_next_events);
 	tcase_add_test(tc, test_relative_log_file_is_made_absolute_once);
@@ -833,9 +1177,13 @@ int main(void)
 	tcase_add_test(tc, test_event_without_event_log_prints_nothing_at_error_level);
 	tcase_add_test(tc, test_debug_line_has_no_empty_parts);
 	tcase_add_test(tc, test_events_from_four_threads_give_whole_lines);
+	tcase_add_test(tc, test_events_written_while_the_lock_is_held_elsewhere_stay_whole);
 	tcase_add_test(tc, test_unopenable_event_log_is_refused_with_a_message_naming_it);
 	tcase_add_test(tc, test_messages_obey_the_level);
 	tcase_add_test(tc, test_long_message_is_cut_to_one_line);
+	tcase_add_loop_test(tc, test_text_escape_shows_control_characters_as_hex, 0, sizeof(text_escapes) / sizeof(text_escapes[0]));
+	tcase_add_test(tc, test_text_escape_stops_before_what_does_not_fit);
+	tcase_add_test(tc, test_messages_cannot_forge_lines_or_reach_the_terminal_raw);
 	suite_add_tcase(suite, tc);
 	return test_main(suite);
 }

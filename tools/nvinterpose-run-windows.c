@@ -67,14 +67,24 @@ static void usage(void)
 }
 
 static void say(const char *format, ...) __attribute__((format(gnu_printf, 1, 2)));
+/* A message quotes settings and paths: their control characters are shown as \xNN (log.c), so
+   that none starts a line of its own or reaches the console as an escape sequence. */
 static void say(const char *format, ...)
 {
 	va_list args;
 	va_start(args, format);
-	fputs("nvinterpose-run: ", stderr);
-	vfprintf(stderr, format, args);
-	fputc('\n', stderr);
+	int n = vsnprintf(NULL, 0, format, args);
 	va_end(args);
+	char *message = n >= 0 ? malloc((size_t)n + 1) : NULL, *shown = message ? malloc(4 * (size_t)n + 1) : NULL;
+	if (shown) {
+		va_start(args, format);
+		vsnprintf(message, (size_t)n + 1, format, args);
+		va_end(args);
+		log_text_escape(shown, 4 * (size_t)n + 1, message);
+		fprintf(stderr, "nvinterpose-run: %s\n", shown);
+	}
+	free(message);
+	free(shown);
 }
 
 /* A wide string in UTF-8 for messages (a few rotating static buffers). */
@@ -246,7 +256,8 @@ static bool check_inherited(const wchar_t *name, const wchar_t *value)
 			say("%ls: '%s' is not one of %s", name, text(value), policy ? "fallback, coherent, off" : "error, warn, info, debug");
 			return false;
 		}
-	} else if (wcscmp(name, L"NVINTERPOSE_ADD_DLL_DIRECTORY") == 0 || wcscmp(name, L"NVINTERPOSE_CHILDREN") == 0) {
+	} else if (wcscmp(name, L"NVINTERPOSE_ADD_DLL_DIRECTORY") == 0 || wcscmp(name, L"NVINTERPOSE_CHILDREN") == 0 ||
+		   wcscmp(name, L"NVINTERPOSE_DISABLE") == 0) {
 		if (wcscmp(value, L"0") != 0 && wcscmp(value, L"1") != 0) {
 			say("%ls: '%s' is not 0 or 1", name, text(value));
 			return false;

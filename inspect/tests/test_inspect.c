@@ -13,11 +13,13 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <grp.h>
 #include <sys/wait.h>
@@ -921,6 +923,184 @@ START_TEST(test_what_if_takes_a_processs_origins_in_the_order_it_loaded_them)
 }
 END_TEST
 
+/* text written to path, by a process that may call no Check function. */
+static bool write_quietly(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY);
+	bool written = fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+	if (fd >= 0)
+		close(fd);
+	return written;
+}
+
+/* A copy of file at path, by a process that may call no Check function. */
+static bool copy_quietly(const char *file, const char *path)
+{
+	char buffer[65536];
+	int in = open(file, O_RDONLY), out = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+	ssize_t n = 0;
+	while (in >= 0 && out >= 0 && (n = read(in, buffer, sizeof(buffer))) > 0)
+		if (write(out, buffer, (size_t)n) != n)
+			n = -1;
+	bool copied = in >= 0 && out >= 0 && n == 0;
+	if (in >= 0)
+		close(in);
+	if (out >= 0)
+		close(out);
+	return copied;
+}
+
+/* The forked child of a container: in a mount namespace of its own (and, for another user than
+   root, a user namespace whose root it is), a tmpfs on hidden that holds a copy of library, which
+   it loads from there. Writes one byte to ready once loaded, or the reason it could not, and waits. */
+static void run_container(const char *hidden, const char *library, int ready)
+{
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+	char *copy = test_format("%s/%s", hidden, strrchr(library, '/') + 1);
+	const char *failed = NULL;
+	if (uid != 0 && unshare(CLONE_NEWUSER) != 0)
+		failed = "no user namespace may be made here";
+	/* Its group too: the tmpfs of the namespace takes files only from users and groups it maps. */
+	else if (uid != 0 && (!write_quietly("/proc/self/uid_map", test_format("0 %u 1\n", (unsigned)uid)) ||
+			      !write_quietly("/proc/self/setgroups", "deny") || !write_quietly("/proc/self/gid_map", test_format("0 %u 1\n", (unsigned)gid))))
+		failed = "this user cannot be mapped to root in a user namespace";
+	else if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+		failed = "no mount namespace may be made here";
+	else if (mount("tmpfs", hidden, "tmpfs", 0, "mode=0755") != 0)
+		failed = "no tmpfs may be mounted in it";
+	else if (!copy_quietly(library, copy) || !dlopen(copy, RTLD_NOW))
+		failed = "the library could not be loaded from the tmpfs";
+	(void)!write(ready, failed ? failed : "", failed ? strlen(failed) : 1);
+	close(ready);
+	if (!failed)
+		pause();
+	_exit(0);
+}
+
+/* --pid of a process in another mount namespace (a container): the files its mappings name are
+   that namespace's, which the inspector reads through /proc/PID/root, and says so; the same path
+   in the inspector's namespace holds nothing. */
+START_TEST(test_what_if_reads_a_process_of_another_mount_namespace_through_its_root)
+{
+	struct wheel w = make_wheel(false);
+	char *hidden = (char *)test_mkdirs(test_format("%s/hidden", w.root));
+	int ready[2];
+	ck_assert_int_eq(pipe(ready), 0);
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		close(ready[0]);
+		run_container(hidden, w.nvjitlink, ready[1]);
+	}
+	close(ready[1]);
+	char said[256] = "";
+	ssize_t n = read(ready[0], said, sizeof(said) - 1);
+	close(ready[0]);
+	said[n > 0 ? (size_t)n : 0] = '\0';
+	if (n != 1) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		printf("skipped: test_what_if_reads_a_process_of_another_mount_namespace_through_its_root: %s\n", said);
+		return;
+	}
+	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", "NVINTERPOSE_PATH=", NULL };
+	struct test_run run = inspect(env, "--json --pid %d '%s'", (int)pid, w.cusparse);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	char *root = test_format("/proc/%d/root", (int)pid);
+	ck_assert_msg(access(test_format("%s/libnvJitLink.so.77", hidden), F_OK) != 0, "the tmpfs is seen here");
+	ck_assert_msg(run.status == 0, "%d: %s", run.status, run.output);
+	ck_assert_msg(test_contains(run.output, test_format("{\"name\":\"libnvJitLink.so.77\",\"path\":\"%s%s/libnvJitLink.so.77\",\"how\":\"already_loaded\"",
+							 root, hidden)),
+		      "%s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("\"root\":\"%s\"", root)) &&
+			      test_contains(run.output, test_format("\"origins\":[\"%s%s\"]", root, hidden)),
+		      "%s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("nvinterpose-inspect: warning: process %d lives in another mount namespace (a container): "
+							 "its files are read through %s", (int)pid, root)),
+		      "%s", run.output);
+}
+END_TEST
+
+/* The state of process pid (its State: letter), or 0 once it is gone. */
+static char state_of(pid_t pid)
+{
+	char *status = test_read_file(test_format("/proc/%d/status", (int)pid));
+	char *state = status ? strstr(status, "\nState:\t") : NULL;
+	return state ? state[8] : 0;
+}
+
+/* --pid of a process that has exited (a zombie: its pid stays until its parent waits) or of none
+   at all: said, in text and in --json (a document whose "error" says it), exit 2. */
+START_TEST(test_pid_of_an_exited_process_is_refused)
+{
+	pid_t pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0)
+		_exit(0);
+	for (int i = 0; i < 500 && state_of(pid) != 'Z'; i++)
+		usleep(10000);
+	ck_assert_int_eq(state_of(pid), 'Z');
+	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", "NVINTERPOSE_PATH=", NULL };
+	char *message = test_format("--pid %d: the process has exited (a zombie, not yet waited for by its parent): nothing is loaded in it",
+				    (int)pid);
+	struct test_run text = inspect(env, "--pid %d /bin/true", (int)pid);
+	struct test_run json = inspect(env, "--json --pid %d /bin/true 2>/dev/null", (int)pid);
+	waitpid(pid, NULL, 0);
+	ck_assert_msg(text.status == 2 && strcmp(text.output, test_format("nvinterpose-inspect: %s\n", message)) == 0, "%d: %s", text.status,
+		      text.output);
+	ck_assert_msg(json.status == 2 && test_json_document(json.output) &&
+			      test_contains(json.output, test_format("\"files\":[],\"glibc_hwcaps\":null,\"missing\":0,\"cut\":false,\"error\":\"%s\",\"status\":2}",
+								     message)),
+		      "%d: %s", json.status, json.output);
+	/* Reaped, it is no process at all. */
+	text = inspect(env, "--pid %d /bin/true", (int)pid);
+	ck_assert_msg(text.status == 2 && strcmp(text.output, test_format("nvinterpose-inspect: --pid %d: no such process\n", (int)pid)) == 0,
+		      "%d: %s", text.status, text.output);
+}
+END_TEST
+
+/* --json writes a document for every error of the run, not only for files it cannot read: a --pid
+   whose mappings the user may not read (a root process, seen by nobody), an --origin that is no
+   folder. */
+START_TEST(test_json_run_errors_are_documents)
+{
+	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", "NVINTERPOSE_PATH=", NULL };
+	struct test_run run = inspect(env, "--json --origin /nonexistent/folder /bin/true 2>/dev/null");
+	ck_assert_msg(run.status == 2 && test_json_document(run.output) &&
+			      test_contains(run.output, "\"error\":\"--origin /nonexistent/folder: No such file or directory\",\"status\":2}"),
+		      "%d: %s", run.status, run.output);
+	/* A process of root's, asked by another user. */
+	struct stat init;
+	bool root = geteuid() == 0, setpriv = access("/usr/bin/setpriv", X_OK) == 0;
+	if ((root && !setpriv) || (!root && (stat("/proc/1", &init) != 0 || init.st_uid != 0))) {
+		printf("skipped: test_json_run_errors_are_documents, for a process the user may not read: %s\n",
+		       root ? "no setpriv to be nobody with" : "no process of root's to ask for");
+		return;
+	}
+	int pid = root ? (int)getpid() : 1;
+	char *command = test_format("exec %s'%s' --json --pid %d /bin/true 2>/dev/null", root ? "/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups " : "",
+				    test_setting("NVI_INSPECT"), pid);
+	const char *argv[] = { "/bin/sh", "-c", command, NULL };
+	run = test_run(argv, env, 60);
+	ck_assert_msg(run.status == 2 && test_json_document(run.output) &&
+			      test_contains(run.output, test_format("\"error\":\"--pid %d: cannot read /proc/%d/maps\",\"status\":2}", pid, pid)),
+		      "%d: %s", run.status, run.output);
+}
+END_TEST
+
+/* The inspector's own messages quote values from the command line: control characters as \xNN. */
+START_TEST(test_messages_show_control_characters_escaped)
+{
+	const char *env[] = { NULL };
+	struct test_run run = inspect(env, "--pid \"$(printf 'x\\033[2J\\ny')\" /bin/true");
+	ck_assert_int_eq(run.status, 2);
+	ck_assert_str_eq(run.output, "nvinterpose-inspect: --pid 'x\\x1b[2J\\x0ay': not a process id\n"
+				     "Try 'nvinterpose-inspect --help' for more information.\n");
+}
+END_TEST
+
 static bool have_python3(void)
 {
 	const char *which[] = { "/bin/sh", "-c", "command -v python3", NULL };
@@ -1197,9 +1377,9 @@ static const char schema_check[] =
 	"def same(what, keys, expected):\n"
 	"    if set(keys) != set(expected):\n"
 	"        sys.exit('%s: %s, not %s' % (what, sorted(keys), sorted(expected)))\n"
-	"same('document', d, ['inspector', 'version', 'schema', 'loader', 'what_if', 'files', 'glibc_hwcaps', 'missing', 'cut', 'status'])\n"
+	"same('document', d, ['inspector', 'version', 'schema', 'loader', 'what_if', 'files', 'glibc_hwcaps', 'missing', 'cut', 'error', 'status'])\n"
 	"same('loader', d['loader'], ['interpreter', 'default_folders', 'ld_library_path', 'cache', 'cache_problem', 'lib', 'platform'])\n"
-	"same('what_if', d['what_if'], ['policy', 'origins', 'pid', 'origin_order', 'origin_order_problem', 'nvinterpose_path'])\n"
+	"same('what_if', d['what_if'], ['policy', 'origins', 'pid', 'origin_order', 'origin_order_problem', 'root', 'nvinterpose_path'])\n"
 	"entry_always = {'name', 'path', 'how', 'family', 'object'}\n"
 	"entry_maybe = {'required', 'hwcaps', 'error', 'looked', 'passed_over', 'action', 'instead_of', 'not_followed'}\n"
 	"kinds = set()\n"
@@ -1356,6 +1536,56 @@ START_TEST(test_scan_hints_where_a_missing_dependency_lies)
 }
 END_TEST
 
+/* A stand-in python at FOLDER/python: a shell script of body. */
+static char *fake_python(const char *folder, const char *body)
+{
+	char *python = test_format("%s/python", folder);
+	test_write_file(python, test_format("#!/bin/sh\n%s", body));
+	ck_assert_int_eq(chmod(python, 0755), 0);
+	return python;
+}
+
+/* The python is bounded from its start to its exit: one that closes its output and goes on
+   running is killed at --python-timeout, said, and the rest is scanned. */
+START_TEST(test_scan_python_that_keeps_running_is_bounded)
+{
+	char *root = test_tmpdir();
+	char *python = fake_python(root, "echo /usr/bin/python3\nexec >&-\nexec sleep 1000\n");
+	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", "CUDA_HOME=", "CUDA_PATH=", "CONDA_PREFIX=", NULL };
+	char *command = test_format("exec '%s' --scan --json --cache=none --python='%s' --python-timeout=1", test_setting("NVI_INSPECT"), python);
+	const char *argv[] = { "/bin/sh", "-c", command, NULL };
+	time_t start = time(NULL);
+	struct test_run run = test_run(argv, env, 20);
+	ck_assert_msg(run.status == 0 && time(NULL) - start < 10, "%d after %lds: %s", run.status, (long)(time(NULL) - start), run.output);
+	ck_assert_msg(test_contains(run.output, test_format("\"python_problem\":\"%s: did not finish in 1 s (killed)\"", python)), "%s", run.output);
+	/* One that prints nothing at all, likewise. */
+	python = fake_python(root, "exec sleep 1000\n");
+	run = test_run(argv, env, 20);
+	ck_assert_msg(test_contains(run.output, test_format("\"python_problem\":\"%s: did not finish in 1 s (killed)\"", python)), "%s", run.output);
+	run = inspect(env, "--scan --python-timeout=0");
+	ck_assert_msg(run.status == 2 && test_contains(run.output, "--python-timeout '0': not a number of seconds (1 to 86400)"), "%s", run.output);
+	run = inspect(env, "--python-timeout=5 /bin/true");
+	ck_assert_msg(run.status == 2 && test_contains(run.output, "--python-timeout goes with --scan"), "%s", run.output);
+}
+END_TEST
+
+/* What the python prints (its sys.executable, its folders) reaches the text report escaped. */
+START_TEST(test_scan_text_shows_what_the_python_prints_escaped)
+{
+	char *root = test_tmpdir();
+	char *folder = test_format("%s/site\033]0;x\007-packages", root);
+	test_mkdirs(folder);
+	char *python = fake_python(root, test_format("printf '/usr/bin/\\033[2Jpython\\n%%s\\n' '%s'\n", folder));
+	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", "CUDA_HOME=", "CUDA_PATH=", "CONDA_PREFIX=", "NO_COLOR=1", NULL };
+	struct test_run run = inspect(env, "--scan --cache=none --python='%s'", python);
+	ck_assert_msg(run.status == 0, "%d: %s", run.status, run.output);
+	ck_assert_msg(test_contains(run.output, "Scanned (python /usr/bin/\\x1b[2Jpython):\n") &&
+			      test_contains(run.output, test_format("  site-packages    %s/site\\x1b]0;x\\x07-packages: 0 NVIDIA files\n", root)),
+		      "%s", run.output);
+	ck_assert_msg(!strchr(run.output, '\033') && !strchr(run.output, '\007'), "raw bytes: %s", run.output);
+}
+END_TEST
+
 START_TEST(test_scan_reads_the_copies_ld_so_cache_lists)
 {
 	/* A cache made by ldconfig for the toolkit's folder: the copies it lists are scanned, and the
@@ -1494,7 +1724,7 @@ START_TEST(test_a_cut_tree_says_so_and_exits_3)
 		      test_contains(run.output, "warning: the tree reached its bound of 100 objects (--max-objects)") &&
 		      !test_contains(run.output, "not found"), "%.3000s", run.output);
 	run = inspect(env, "--json --max-objects=100 '%s/libring00000.so.77'", root);
-	ck_assert_msg(run.status == 3 && test_contains(run.output, "\"cut\":true,\"status\":3}") &&
+	ck_assert_msg(run.status == 3 && test_contains(run.output, "\"cut\":true,\"error\":null,\"status\":3}") &&
 		      test_contains(run.output, "\"missing\":0,\"optional_missing\":0,\"cut\":true") && test_contains(run.output, "\"not_followed\":true}") &&
 		      test_contains(run.output, "{\"kind\":\"cut\","), "%d: %.3000s", run.status, run.output);
 	/* A missing dependency before the cut is the stronger answer: 1. */
@@ -1607,6 +1837,10 @@ int main(void)
 	tcase_add_test(tc, test_mixed_origins_get_a_warning_and_coherent_fixes_them);
 	tcase_add_test(tc, test_what_if_reads_the_origins_of_a_running_process);
 	tcase_add_test(tc, test_what_if_takes_a_processs_origins_in_the_order_it_loaded_them);
+	tcase_add_test(tc, test_what_if_reads_a_process_of_another_mount_namespace_through_its_root);
+	tcase_add_test(tc, test_pid_of_an_exited_process_is_refused);
+	tcase_add_test(tc, test_json_run_errors_are_documents);
+	tcase_add_test(tc, test_messages_show_control_characters_escaped);
 	tcase_add_test(tc, test_a_missing_required_run_time_dependent_is_a_miss);
 	tcase_add_test(tc, test_a_run_time_dependent_found_elsewhere_is_a_mixed_origin);
 	tcase_add_test(tc, test_a_missing_optional_run_time_dependent_is_shown_and_not_a_miss);
@@ -1618,6 +1852,8 @@ int main(void)
 	tcase_add_test(tc, test_json_fields_are_the_documented_ones);
 	tcase_add_test(tc, test_scan_groups_every_copy_and_names_the_mixes);
 	tcase_add_test(tc, test_scan_hints_where_a_missing_dependency_lies);
+	tcase_add_test(tc, test_scan_python_that_keeps_running_is_bounded);
+	tcase_add_test(tc, test_scan_text_shows_what_the_python_prints_escaped);
 	tcase_add_test(tc, test_scan_reads_the_copies_ld_so_cache_lists);
 	tcase_add_test(tc, test_json_of_a_chain_of_1000_objects_is_flat);
 	tcase_add_test(tc, test_text_grows_with_the_objects_not_with_the_depth);

@@ -3,6 +3,7 @@
 #include "platform.h"
 
 #include <dirent.h>
+#include <linux/capability.h>
 #include <linux/magic.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -150,17 +151,178 @@ static long sys(long number, long a, long b, long c, long d)
 	return result;
 }
 
+bool platform_is_privileged(void)
+{
+	if (sys(SYS_geteuid, 0, 0, 0, 0) == 0)
+		return true;
+	struct __user_cap_header_struct header = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+	/* A process whose capabilities cannot be read is taken for privileged: the stricter rule. */
+	if (sys(SYS_capget, (long)&header, (long)data, 0, 0) != 0)
+		return true;
+	unsigned mask = 1u << CAP_DAC_OVERRIDE | 1u << CAP_DAC_READ_SEARCH | 1u << CAP_FOWNER;
+	return (data[0].effective & mask) != 0;
+}
+
+/* File systems whose files are the kernel's settings and state, not data: a write there changes
+   the system (the host name through /proc/sys, a cgroup's limits) or fails, whatever the file's
+   owner and mode say. Numbers as linux/magic.h has them (older headers lack some). */
+static bool is_kernel_file_system(unsigned long type)
+{
+	static const unsigned long kernel_types[] = {
+		0x9fa0,     /* proc */
+		0x62656572, /* sysfs */
+		0x27e0eb,   /* cgroup */
+		0x63677270, /* cgroup2 */
+		0x64626720, /* debugfs */
+		0x74726163, /* tracefs */
+		0x73636673, /* securityfs */
+		0xf97cff8c, /* selinuxfs */
+		0x43415d53, /* smackfs */
+		0xcafe4a11, /* bpf */
+		0x6165676c, /* pstore */
+		0xde5e81e4, /* efivarfs */
+		0x62656570, /* configfs */
+		0x65735543, /* fusectl */
+		0x42494e4d, /* binfmt_misc */
+		0x19800202, /* mqueue */
+		0x67596969, /* rpc_pipefs */
+		0x6e667364, /* nfsd */
+		0x958458f6, /* hugetlbfs: write(2) is refused there */
+	};
+	for (size_t i = 0; i < sizeof(kernel_types) / sizeof(kernel_types[0]); i++)
+		if (type == kernel_types[i])
+			return true;
+	return false;
+}
+
+/* -EXDEV when the descriptor's file lies on a kernel file system; 0 otherwise, and where fstatfs
+   cannot say (an O_PATH descriptor before Linux 3.12: the file's own check, after it is opened,
+   still holds). */
+static int refuse_kernel_file(int fd)
+{
+	struct statfs fs;
+	return sys(SYS_fstatfs, fd, (long)&fs, 0, 0) == 0 && is_kernel_file_system((unsigned long)fs.f_type) ? -EXDEV : 0;
+}
+
+#ifndef SYS_openat2
+#define SYS_openat2 437 /* every architecture, since Linux 5.6; glibc before 2.32 names no number for it */
+#endif
+/* struct open_how and RESOLVE_NO_SYMLINKS (linux/openat2.h, which older headers lack). */
+struct log_open_how {
+	unsigned long long flags, mode, resolve;
+};
+#define LOG_RESOLVE_NO_SYMLINKS 0x04
+
+#define FOLDER_FLAGS (O_PATH | O_DIRECTORY | O_CLOEXEC)
+/* A FIFO opened O_RDWR never blocks; O_NONBLOCK keeps other special files from blocking. */
+#define LOG_FLAGS (O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK)
+
+/* The entry name of the folder fd is a symbolic link. */
+static bool is_link_at(int fd, const char *name)
+{
+	struct stat st;
+	return sys(SYS_newfstatat, fd, (long)name, (long)&st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
+}
+
+/* path opened with flags one component at a time, none a symbolic link (O_NOFOLLOW at each; a link
+   opened as a folder gives ENOTDIR, told apart by an lstat): where openat2 is missing. At most two
+   descriptors at once. */
+static int open_by_components(const char *path, int flags, int mode)
+{
+	int fd = (int)sys(SYS_openat, AT_FDCWD, (long)(path[0] == '/' ? "/" : "."), FOLDER_FLAGS, 0);
+	if (fd < 0)
+		return -errno;
+	for (const char *s = path;;) {
+		while (*s == '/')
+			s++;
+		size_t length = strcspn(s, "/");
+		if (length == 0)
+			return fd;
+		bool last = s[length + strspn(s + length, "/")] == '\0';
+		char component[256]; /* NAME_MAX + 1 */
+		int next = -ENAMETOOLONG;
+		if (length < sizeof(component)) {
+			memcpy(component, s, length);
+			component[length] = '\0';
+			next = (int)sys(SYS_openat, fd, (long)component, (last ? flags : FOLDER_FLAGS) | O_NOFOLLOW, mode);
+			int error = errno;
+			if (next < 0)
+				next = (error == ENOTDIR || error == ELOOP) && is_link_at(fd, component) ? -ELOOP : -error;
+		}
+		sys(SYS_close, fd, 0, 0, 0);
+		if (next < 0 || last)
+			return next;
+		fd = next;
+		s += length;
+	}
+}
+
+/* path opened with flags, no symbolic link anywhere on it: openat2's RESOLVE_NO_SYMLINKS, or one
+   component at a time where the kernel lacks it (before 5.6) or a seccomp filter refuses it (as
+   Docker's did before 20.10). A descriptor or a negative errno (-ELOOP for a link). */
+static int open_without_links(const char *path, int flags, int mode)
+{
+	struct log_open_how how = { .flags = (unsigned long long)flags, .mode = (unsigned long long)mode,
+				    .resolve = LOG_RESOLVE_NO_SYMLINKS };
+	int fd = (int)sys(SYS_openat2, AT_FDCWD, (long)path, (long)&how, sizeof(how));
+	if (fd >= 0)
+		return fd;
+	return errno == ENOSYS || errno == EPERM ? open_by_components(path, flags, mode) : -errno;
+}
+
+/* Before the event log is opened: the folder's file system and the file's kind, so that a
+   kernel's file or a device is refused before it is opened (an open alone can act: a watchdog
+   device starts counting). A privileged process follows no symbolic link on the way: a link planted
+   in a folder on the path could send its appends into any file. 0 or a negative errno. */
+static int check_log_place(const char *folder, const char *name, const char *path, bool privileged)
+{
+	struct statfs fs;
+	struct stat st;
+	int error = 0, dir = AT_FDCWD;
+	const char *entry = path;
+	if (privileged) {
+		if ((dir = open_without_links(folder, FOLDER_FLAGS, 0)) < 0)
+			return dir;
+		error = refuse_kernel_file(dir);
+		entry = name;
+	} else if (sys(SYS_statfs, (long)folder, (long)&fs, 0, 0) == 0 && is_kernel_file_system((unsigned long)fs.f_type)) {
+		error = -EXDEV;
+	}
+	if (!error && sys(SYS_newfstatat, dir, (long)entry, (long)&st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode))
+		error = S_ISLNK(st.st_mode) ? -ELOOP : -EINVAL;
+	if (dir != AT_FDCWD)
+		sys(SYS_close, dir, 0, 0, 0);
+	return error;
+}
+
 /* The event log opened under its rules (platform.h), or a negative errno. Read access is needed
-   too: the last byte of the file says whether an earlier line was left partial. */
+   too: the last byte of the file says whether an earlier line was left partial. One descriptor at
+   a time (two for a moment where openat2 is missing), as a program at its descriptor limit leaves
+   few. */
 static int open_log(const char *path)
 {
-	/* A FIFO opened O_RDWR never blocks; O_NONBLOCK keeps other special files from blocking. */
-	int fd = (int)sys(SYS_openat, AT_FDCWD, (long)path,
-			  O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK, 0600);
+	char folder[4352] = ".";
+	const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
+	size_t length = !slash ? 0 : slash == path ? 1 : (size_t)(slash - path); /* "/x": the folder is "/" */
+	if (length >= sizeof(folder))
+		return -ENAMETOOLONG;
+	if (slash) {
+		memcpy(folder, path, length);
+		folder[length] = '\0';
+	}
+	if (!name[0])
+		return -EISDIR;
+	bool privileged = platform_is_privileged();
+	int error = check_log_place(folder, name, path, privileged);
+	if (error)
+		return error;
+	int fd = privileged ? open_without_links(path, LOG_FLAGS, 0600) : (int)sys(SYS_openat, AT_FDCWD, (long)path, LOG_FLAGS, 0600);
+	if (fd < 0 && !privileged)
+		fd = -errno;
 	if (fd < 0)
-		return errno == ENXIO ? -EINVAL : -errno;
+		return fd == -ENXIO ? -EINVAL : fd;
 	struct stat st;
-	int error = 0;
 	if (sys(SYS_fstat, fd, (long)&st, 0, 0) != 0)
 		error = -errno;
 	else if (!S_ISREG(st.st_mode))
@@ -173,6 +335,9 @@ static int open_log(const char *path)
 		error = -EMLINK;
 	else if (sys(SYS_fcntl, fd, F_SETFL, O_APPEND, 0) != 0)
 		error = -errno;
+	/* A kernel's file can lie on another file system than its folder (a bind mount). */
+	if (!error)
+		error = refuse_kernel_file(fd);
 	if (error) {
 		sys(SYS_close, fd, 0, 0, 0);
 		return error;
@@ -201,12 +366,14 @@ static int append_to(int fd, const char *line, size_t length)
 {
 	struct stat st;
 	char last = '\n';
-	lock_log(fd);
+	bool locked = lock_log(fd);
 	if (sys(SYS_fstat, fd, (long)&st, 0, 0) != 0)
 		return -errno;
 	/* An earlier writer's short write (ENOSPC, a file size limit) left a line without its end: the
-	   new line starts on a line of its own. */
-	if (st.st_size > 0 && sys(SYS_pread64, fd, (long)&last, 1, st.st_size - 1) != 1)
+	   new line starts on a line of its own. Only under the lock: without it the size read may be
+	   that of another writer's line half copied in (the kernel grows the file a page at a time),
+	   and its last byte no line end. The append itself stays whole either way (O_APPEND). */
+	if (locked && st.st_size > 0 && sys(SYS_pread64, fd, (long)&last, 1, st.st_size - 1) != 1)
 		last = '\n';
 	struct iovec parts[2] = { { (void *)"\n", 1 }, { (void *)line, length } };
 	int first = last == '\n';

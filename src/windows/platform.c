@@ -190,6 +190,8 @@ bool platform_access_of(const char *path, struct platform_access *access)
 
 void platform_current_identity(struct platform_identity *identity) { identity->known = false; }
 
+bool platform_is_privileged(void) { return false; }
+
 int platform_open_append(const char *path)
 {
 	wchar_t wide[WIDE_PATH_MAX];

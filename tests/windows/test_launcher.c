@@ -370,6 +370,15 @@ static void case_print_env_checks(void)
 	harness_check(launch(L"--print-env") == 2 && harness_contains(output, "nvinterpose-run: NVINTERPOSE_CHILDREN: 'yes' is not 0 or 1"),
 		      "an inherited NVINTERPOSE_CHILDREN=yes: exit 2");
 	SetEnvironmentVariableW(L"NVINTERPOSE_CHILDREN", NULL);
+	SetEnvironmentVariableW(L"NVINTERPOSE_POLICY", L"x\x1b[2J\ny");
+	harness_check(launch(L"--print-env") == 2 && harness_contains(output, "nvinterpose-run: NVINTERPOSE_POLICY: 'x\\x1b[2J\\x0ay' is not one of") &&
+			      !strchr(output, '\x1b'),
+		      "a control character in a value is shown as \\xNN");
+	SetEnvironmentVariableW(L"NVINTERPOSE_POLICY", NULL);
+	SetEnvironmentVariableW(L"NVINTERPOSE_DISABLE", L"false");
+	harness_check(launch(L"--print-env") == 2 && harness_contains(output, "nvinterpose-run: NVINTERPOSE_DISABLE: 'false' is not 0 or 1"),
+		      "an inherited NVINTERPOSE_DISABLE=false: exit 2");
+	SetEnvironmentVariableW(L"NVINTERPOSE_DISABLE", NULL);
 	harness_check(launch(L"--print-env") == 0 && output[0] == '\0', "nothing set: nothing printed, exit 0");
 	harness_check(launch(L"--print-env=json") == 0 && strcmp(output, "{}\n") == 0, "nothing set, json: {}");
 }

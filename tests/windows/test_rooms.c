@@ -166,6 +166,17 @@ static void test_settings(void)
 	fake_environment = bad;
 	config_read(&config, fake_getenv, false);
 	harness_check(config.add_dll_directory && config.inject_children, "a value that is not 0 or 1 keeps the default");
+	char log_file[HARNESS_PATH_MAX + 32];
+	snprintf(log_file, sizeof(log_file), "NVINTERPOSE_LOG_FILE=%s", at("disabled.jsonl"));
+	const char *disabled[] = { "NVINTERPOSE_DISABLE=1", "NVINTERPOSE_POLICY=bogus", log_file, path, NULL };
+	fake_environment = disabled;
+	config_read(&config, fake_getenv, false);
+	harness_check(config.disabled && config.policy == POLICY_FALLBACK && !config.log_file[0] && config.path_count == 0,
+		      "NVINTERPOSE_DISABLE=1: no other setting read (no log file, no folders)");
+	const char *not_a_switch[] = { "NVINTERPOSE_DISABLE=false", NULL };
+	fake_environment = not_a_switch;
+	config_read(&config, fake_getenv, false);
+	harness_check(!config.disabled, "NVINTERPOSE_DISABLE=false is not 0 or 1: the runtime stays on");
 	fake_environment = NULL;
 }
 

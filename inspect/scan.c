@@ -517,7 +517,7 @@ static char *missing_hint(const struct scan *scan, const struct object *asker, c
 {
 	char *hint = NULL;
 	enum how how;
-	char *runtime = d->family >= 0 ? what_if_candidate(scan->request->resolver->probe, d->name, asker->origin, false, &how) : NULL;
+	char *runtime = d->family >= 0 ? what_if_candidate(scan->request->resolver->probe, d->name, asker->origin, false, &how, NULL) : NULL;
 	struct libname_match match = { 0 };
 	libnames_match_linux(libnames_basename(d->name), &match);
 	const struct copy *elsewhere = d->family >= 0 ? other_copy(scan, d->family, match.alt) : NULL;

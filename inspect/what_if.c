@@ -507,13 +507,15 @@ static bool take_loadable(const char *path, enum search_step step, enum loader_s
 }
 
 char *what_if_candidate(struct file_probe *probe, const char *name, const char *asker_folder, bool folder_only,
-			enum how *how)
+			enum how *how, enum search_step *step)
 {
 	struct candidate candidate = { .probe = probe };
 	struct search_request request = { .name = name, .caller_folder = asker_folder, .caller_folder_only = folder_only,
 					  .who = process_identity.known ? &process_identity : NULL };
 	if (!search_candidates(&request, take_loadable, &candidate))
 		return NULL;
+	if (step)
+		*step = candidate.step;
 	switch (candidate.step) {
 	case SEARCH_WHEEL_SIBLING: *how = HOW_WHEEL_SIBLING; break;
 	case SEARCH_NVINTERPOSE_PATH: *how = HOW_NVINTERPOSE_PATH; break;

@@ -12,10 +12,11 @@
 #include <string.h>
 
 /* The file name a run-time dependent is looked up by. The table names only its family, so the
-   name is that of a file of the family where it would be met: already loaded, in the asker's
-   folder, along the asker's dlopen search (its folders, ld.so.cache's names), among the names the
-   caller knows (--scan: every copy it found) and, for the what-if, in the runtime's places; the fit rule (libnames_dependent_fit: same .alt-ness, the asker's major
-   first) ranks them, then where it was met, first met first. */
+   name is that of a file of the family where it would be met. That is already loaded, in the
+   asker's folder, along the asker's dlopen search (its folders, ld.so.cache's names), among the
+   names the caller knows (--scan gives every copy it found) and, for the what-if, in the runtime's
+   places. The fit rule (libnames_dependent_fit: the same .alt-ness, the asker's major first) ranks
+   them, then where each was met, first met first. */
 struct dependent_choice {
 	const struct resolver *resolver;
 	const struct libname_match *parent;

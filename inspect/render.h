@@ -20,7 +20,7 @@ struct render_context {
 	const struct what_if *what_if;    /* NULL without --policy */
 	const char *nvinterpose_path;     /* the what-if's NVINTERPOSE_PATH, or NULL */
 	size_t file_index;                /* which file this is, from 0 */
-	size_t max_depth;                 /* text and dot: entries deeper than this are not shown (0: all) */
+	size_t max_depth;                 /* text and dot show no entry deeper than this; 0 shows all */
 	bool all;                         /* text: system libraries are shown, not folded */
 	bool cut;                         /* some tree of the run was cut at its bound */
 	const char *error;                /* why the run could not be done (no files then), or NULL */

@@ -1,8 +1,8 @@
-/* The places an environment keeps NVIDIA libraries, in the order they are scanned: the python's
-   site-packages (wheels: nvidia/PKG/lib for CUDA 12, nvidia/cu13/lib for CUDA 13, and packages that
-   bundle their own copies), CONDA_PREFIX, CUDA_HOME and CUDA_PATH (a toolkit's lib64, its targets,
-   nvvm and CUPTI folders), every LD_LIBRARY_PATH folder, and ld.so.cache's entries. A file reached
-   from several places, or under several names, is one copy. */
+/* The places an environment keeps NVIDIA libraries, in the order they are scanned. First the
+   python's site-packages, where wheels put nvidia/PKG/lib (CUDA 12) or nvidia/cu13/lib (CUDA 13)
+   and some packages bundle their own copies. Then CONDA_PREFIX, CUDA_HOME and CUDA_PATH (a
+   toolkit's lib64, its targets, nvvm and CUPTI folders), every LD_LIBRARY_PATH folder, and
+   ld.so.cache's entries. A file reached from several places, or under several names, is one copy. */
 #define _GNU_SOURCE
 #include "scan_model.h"
 

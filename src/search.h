@@ -20,7 +20,7 @@ enum search_step {
 
 struct search_request {
 	const char *name; /* a bare file name */
-	/* The loader's search for name (asker NULL: none), walked first: */
+	/* The loader's search for name, walked first. None when asker is NULL. */
 	enum loader_lookup lookup;
 	const struct loader_object *asker;
 	const struct loader_process *process;
@@ -61,6 +61,6 @@ const char *search_step_name(enum search_step step);
    "caller_folder", "registered_origin", "wheel_sibling", "nvinterpose_path". */
 const char *search_step_key(enum search_step step, enum loader_step loader_step);
 
-/* The wheel-sibling rule: for ".../site-packages/nvidia/PKG/lib" (Windows: "bin"), writes
-   ".../site-packages/nvidia" to parent and the last component ("lib") to leaf; false otherwise. */
+/* The wheel-sibling rule. For ".../site-packages/nvidia/PKG/lib" (on Windows "bin"), writes
+   ".../site-packages/nvidia" to parent and the last component ("lib") to leaf. False otherwise. */
 bool search_wheel_root(const char *folder, char *parent, size_t size, const char **leaf);

@@ -153,7 +153,7 @@ __attribute__((constructor)) static void start(void)
 	errno = saved_errno;
 }
 
-/* At exit (the runtime is never unloaded: -z nodelete): the report, when one was asked for. */
+/* The report at exit, when one was asked for. The runtime is never unloaded (-z nodelete). */
 __attribute__((destructor)) static void stop(void)
 {
 	int saved_errno = errno;

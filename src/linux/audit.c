@@ -7,16 +7,17 @@
  *                 and later on aarch64 refuse an auditor that answers 1 to a newer loader);
  *   la_objopen    every NVIDIA object mapped in any namespace has its folder registered; the object
  *                 is kept in the cookie, and 0 returned, so no symbol binding is traced;
- *   la_objsearch  for an NVIDIA name at LA_SER_ORIG (before the loader's own search; an answer
- *                 there replaces that search, and answering a later candidate would make glibc keep
- *                 the candidate's name as the object's): a path only when the requester's whole
- *                 search, as far as this process can see it, holds no copy (plan.h,
- *                 plan_for_requester: its RPATH chain, LD_LIBRARY_PATH, RUNPATH and the system
- *                 folders as the loader lists them, every glibc-hwcaps subfolder, a legacy hwcap
- *                 folder or an ld.so.cache entry counting as "the loader may find it"); otherwise
- *                 the name unchanged. Only from glibc 2.34 (start_libdl_usable): the
- *                 requester's search list is asked of libdl; before, every name is left to the
- *                 loader and the audit front only registers.
+ *   la_objsearch  answers for an NVIDIA name at LA_SER_ORIG, before the loader's own search. An
+ *                 answer there replaces that search; answering a later candidate would make glibc
+ *                 keep the candidate's name as the object's. The answer is a path only when the
+ *                 requester's whole search, as far as this process can see it, holds no copy
+ *                 (plan.h, plan_for_requester). That search is its RPATH chain, LD_LIBRARY_PATH,
+ *                 RUNPATH and the system folders as the loader lists them. Every glibc-hwcaps
+ *                 subfolder, a legacy hwcap folder or an ld.so.cache entry counts as "the loader
+ *                 may find it". Otherwise the name is returned unchanged. The requester's search
+ *                 list is asked of libdl, which only glibc 2.34 and later allow here
+ *                 (start_libdl_usable). Before, every name is left to the loader and the audit
+ *                 front only registers.
  *
  * The audit library is the same libnvinterpose.so, loaded into a namespace of its own with data of
  * its own: start-up there does nothing but this (start_in_audit_namespace). A preloaded copy

@@ -71,12 +71,11 @@ bool plan_bare_name(const struct plan_request *request, struct plan_load *load);
    may have been told to skip the cache, which a process cannot see. True with the load. */
 bool plan_for_requester(const struct plan_request *request, struct plan_load *load);
 
-/* An NVIDIA library about to be dlopen'ed by path (folder: that of the path, what $ORIGIN means),
-   read as file: true with the loads (leaves first) when some of
-   its DT_NEEDED NVIDIA libraries would not be found by the loader for it (or, under coherent, would
-   come from elsewhere than its own installation) but are in the runtime's places. False when it
-   needs nothing from the runtime. One that nobody finds is reported as a miss: the loader will
-   fail the load. */
+/* An NVIDIA library about to be dlopen'ed by path, read as file; folder is that of the path, what
+   $ORIGIN means for it. True with the loads (leaves first) when some of its DT_NEEDED NVIDIA
+   libraries would not be found by the loader for it (or, under coherent, would come from elsewhere
+   than its own installation) but are in the runtime's places. False when it needs nothing from the
+   runtime. One that nobody finds is reported as a miss, since the loader will fail the load. */
 bool plan_needed(const char *path, const char *folder, const struct dynamic_file *file, struct plan *plan);
 
 /* First loaded wins, and request's name is loaded. Under coherent, when the asker's own

@@ -1,15 +1,16 @@
 /* The LD_PRELOAD front: the routes of the dlopen and dlmopen hooks (route.h).
  *
- * A route classifies a call once and acts on the class:
- *   - not an NVIDIA name, a name with '$', RTLD_NOLOAD, RTLD_DEEPBIND, dlopen(NULL), the runtime
- *     disabled: passed to the loader with the caller's own frame (for RTLD_DEEPBIND, once libc's
- *     dlopen and dlmopen symbols lead to the hooks, which the deep-bound library binds to first);
- *   - a repeated load of an NVIDIA library that is loaded: the caller's call with RTLD_NOLOAD added,
- *     which for a loaded object is the loader's own answer (the same reference count and flag
- *     promotion, no search), so the caller's frame changes nothing;
- *   - an NVIDIA bare name that is not loaded: the loader gets it unless a plan (plan.h) takes a copy
- *     the loader would not find for the real caller (or, under coherent, the caller's own one);
- *   - an NVIDIA library by path: registered, and loaded after what it needs, when a plan takes
+ * A route classifies a call once and acts on the class.
+ *   - The loader has the call with the caller's own frame for a name that is not NVIDIA's, a name
+ *     with '$', RTLD_NOLOAD, RTLD_DEEPBIND, dlopen(NULL) and a runtime disabled. Before a
+ *     RTLD_DEEPBIND load, libc's dlopen and dlmopen symbols are pointed at the hooks, since the
+ *     deep-bound library binds to them first.
+ *   - A repeated load of an NVIDIA library that is loaded is the caller's call with RTLD_NOLOAD
+ *     added. For a loaded object that is the loader's own answer (the same reference count and
+ *     flag promotion, no search), so the caller's frame changes nothing.
+ *   - An NVIDIA bare name that is not loaded goes to the loader, unless a plan (plan.h) takes a
+ *     copy the loader would not find for the real caller (under coherent, the caller's own one).
+ *   - An NVIDIA library by path is registered. It is loaded after what it needs when a plan takes
  *     some NVIDIA DT_NEEDED the loader would not find for it.
  * The runtime loads only what a plan names, and the library whose needs it loaded (carry_out.h).
  * Everything else, including every failure, goes to the plain loader. */

@@ -523,7 +523,7 @@ struct candidate {
 };
 
 /* The runtime uses a candidate only when it is a shared object this process can load and the
-   loader can map whole (src/linux/lookup.c, usable_candidate): a copy cut short is skipped. */
+   loader can map whole (src/linux/plan.c, usable_candidate). A copy cut short is skipped. */
 static bool take_loadable(const char *path, enum search_step step, enum loader_step loader_step, void *arg)
 {
 	(void)loader_step;

@@ -60,7 +60,7 @@ struct policy_answer policy_decide(const struct policy_question *question)
 	if (question->loaded) {
 		answer = leave(question, POLICY_BECAUSE_LOADED, false);
 		answer.action = POLICY_USE_LOADED;
-		answer.check_mixed_origin = question->policy == POLICY_COHERENT && !question->driver &&
+		answer.check_mixed_origin = policy_watches_mixed_origins(question->policy) && !question->driver &&
 					    (question->request == POLICY_DLOPEN || question->request == POLICY_NEEDED);
 		return answer;
 	}

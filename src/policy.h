@@ -102,6 +102,10 @@ struct policy_answer {
 	const char *miss_reason; /* how it was asked for: "dlopen by bare name", "DT_NEEDED" */
 };
 
+/* Whether a name loaded already may be a mixed origin under this policy. The hot path of a
+   repeated load asks this alone, inline, before it builds a question. */
+static inline bool policy_watches_mixed_origins(enum policy policy) { return policy == POLICY_COHERENT; }
+
 /* True for the requests whose misses are reported: the hooks' bare names and DT_NEEDED. The audit
    front answers from inside the loader, which reports its own failure, and the attach scan loads
    only what it finds. */

@@ -44,8 +44,8 @@ void report_outcome(const struct outcome *outcome);
 
 /* True when a miss of this kind would be shown or recorded. Only then is "looked" worth making. */
 bool report_misses_wanted(bool driver);
-/* True when a miss of name asked by caller was reported before. It counts nothing. A walk need
-   then not list its places, since the report will only count the miss. */
+/* True when a miss of name asked by caller was reported before, or the table of pairs is full. It
+   counts nothing. A walk need then not list its places, since the report will only count the miss. */
 bool report_miss_known(const char *name, const char *caller);
 /* True the first time it is asked for a soname in this process. A mixed origin is looked for once
    for each soname: the walk it takes is not repeated on every load. Allocation-free and lock-free

@@ -125,7 +125,6 @@ static struct entry *append_entry(int family, const char *path, const char *sona
 	}
 	struct entry *entry = &entries[n];
 	entry->object.family = family;
-	entry->object.driver = libnames_is_driver(family);
 	strcpy(entry->object.soname, soname);
 	entry->object.path = memcpy(text + text_used, path, length);
 	entry->soname_length = strlen(soname);

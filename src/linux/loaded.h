@@ -13,7 +13,6 @@
 struct loaded_object {
 	_Atomic unsigned long generation; /* the sync that last saw it loaded */
 	int family;
-	bool driver;                    /* the family is a driver library's */
 	char soname[LOADED_SONAME_MAX]; /* DT_SONAME, or "" when it has none */
 	const char *path;               /* the name the loader loaded it as (l_name), which may be relative */
 };

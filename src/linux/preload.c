@@ -73,23 +73,27 @@ static const struct loaded_object *repeated(const char *file)
 	return last;
 }
 
+/* First loaded wins. Under coherent, a bare name's answer may be a mixed origin. */
+static __attribute__((noinline)) void check_mixed_origin(const char *file, int family, const void *caller)
+{
+	struct plan_request asked = { .kind = POLICY_DLOPEN, .name = file, .family = family, .driver = libnames_is_driver(family),
+				      .loaded = true };
+	plan_check_mixed_origin(&asked, NULL, caller);
+}
+
 /* The hot path: the index says the object is loaded, and the caller's call with RTLD_NOLOAD added
    is then the loader's own answer (a $-token, RTLD_NOLOAD and RTLD_DEEPBIND change nothing for a
    loaded object, and no indexed name holds a '$'). When the index is behind (the object was unloaded
-   since), that call loads nothing and returns NULL. First loaded wins, and under coherent a bare
-   name's answer may be a mixed origin. */
-static bool answer_loaded(const struct request *request, const struct loaded_object *object, int mode, const void *caller,
-			  void **handle)
+   since), that call loads nothing and returns NULL. family is the name's when object is NULL. */
+static bool answer_loaded(const char *file, bool by_path, const struct loaded_object *object, int family, int mode,
+			  const void *caller, void **handle)
 {
-	void *loaded = real_dlopen(request->file, mode | RTLD_NOLOAD);
+	void *loaded = real_dlopen(file, mode | RTLD_NOLOAD);
 	if (!loaded)
 		return false;
-	last_answer = (struct last_answer){ object, request->by_path };
-	if (!request->by_path) {
-		struct plan_request asked = { .kind = POLICY_DLOPEN, .name = request->file, .family = request->family,
-					      .driver = request->driver, .loaded = true };
-		plan_check_mixed_origin(&asked, NULL, caller);
-	}
+	last_answer = (struct last_answer){ object, by_path };
+	if (!by_path && policy_watches_mixed_origins(config_get()->policy))
+		check_mixed_origin(file, object ? object->family : family, caller);
 	*handle = loaded;
 	return true;
 }
@@ -176,9 +180,7 @@ static enum route_action act(struct request *request, int mode, const void *call
 {
 	const struct loaded_object *object = loaded_find(request->file, request->by_path);
 	if (object) {
-		request->family = object->family;
-		request->driver = object->driver;
-		if (answer_loaded(request, object, mode, caller, handle))
+		if (answer_loaded(request->file, request->by_path, object, -1, mode, caller, handle))
 			return ROUTE_HANDLED;
 		/* Behind: bring the index up to date now, or the calls below that pass straight through
 		   would leave it so, and each repeat of this one would search the file system again. */
@@ -199,11 +201,12 @@ static enum route_action act(struct request *request, int mode, const void *call
 	}
 	/* A forked child asks the loader before it syncs: for an object that is loaded, the plain call
 	   takes no lock but the one glibc resets in a child, and neither may the runtime's answer. */
-	if (walk_may_block() && answer_loaded(request, NULL, mode, caller, handle))
+	if (walk_may_block() && answer_loaded(request->file, request->by_path, NULL, request->family, mode, caller, handle))
 		return ROUTE_HANDLED;
 	loaded_sync(); /* what loaded since the last call, its origins registered */
 	/* Unloaded again since the sync (another thread's dlclose): not loaded, as for the loader. */
-	if ((object = loaded_find(request->file, request->by_path)) && answer_loaded(request, object, mode, caller, handle))
+	if ((object = loaded_find(request->file, request->by_path)) &&
+	    answer_loaded(request->file, request->by_path, object, -1, mode, caller, handle))
 		return ROUTE_HANDLED;
 	return request->by_path ? act_by_path(request, mode, caller, handle) : act_on_bare_name(request, mode, caller, handle);
 }
@@ -240,11 +243,8 @@ enum route_action route_dlopen(const char *file, int mode, const void *caller, v
 {
 	int saved_errno = errno;
 	const struct loaded_object *last = repeated(file);
-	if (last) {
-		struct request again = { .file = file, .by_path = last_answer.by_path, .family = last->family, .driver = last->driver };
-		if (answer_loaded(&again, last, mode, caller, handle))
-			return ROUTE_HANDLED;
-	}
+	if (last && answer_loaded(file, last_answer.by_path, last, -1, mode, caller, handle))
+		return ROUTE_HANDLED;
 	return route_candidate(file, strrchr(file, '/'), mode, caller, handle, saved_errno);
 }
 

@@ -404,12 +404,13 @@ static bool walk_bare_loader(struct findings *findings, struct search_request *w
 
 static bool plan_bare(const struct plan_request *request, bool in_loader, struct policy_answer *answer, struct plan_load *load)
 {
-	struct bare *bare = calloc(1, sizeof(*bare));
+	struct bare *bare = malloc(sizeof(*bare)); /* its paths are written before they are read: not zeroed */
 	if (!bare)
 		return false;
 	struct findings *findings = &bare->findings;
 	struct link_map *caller = request->caller;
 	bare->in_loader = in_loader;
+	bare->listed = NULL;
 	findings_init(findings, request, NULL);
 	findings->asker_folder = nvidia_folder_of(caller, bare->folder);
 	findings->question.asker_is_nvidia = findings->asker_folder != NULL;
@@ -575,7 +576,7 @@ static void plan_need(struct parent *parent, const char *name, struct needs *nee
 	struct plan_request request = need_request(name, parent->path);
 	if (request.family < 0 || visited_before(needs, name))
 		return;
-	struct need *need = request.loaded ? NULL : calloc(1, sizeof(*need));
+	struct need *need = request.loaded ? NULL : malloc(sizeof(*need)); /* written before it is read: not zeroed */
 	if (!need) {
 		if (request.loaded)
 			plan_check_mixed_origin(&request, parent->path, NULL);

@@ -1,6 +1,8 @@
 /* One name looked up in a tree as glibc's loader looks for it, step by step after elf/dl-load.c
    (_dl_map_object, open_path, open_verify); the order itself is the loader model's (src/loader).
-   Then, for the what-if, the runtime's turn: the policy (src/policy.c) on what the loader found. */
+   Then, for the what-if, the runtime's turn, which the policy (src/policy.c) decides on what the
+   loader found. Last, what the lookup found is added to the tree: an object, one loaded already, or
+   a missing dependency with every place looked. */
 #define _GNU_SOURCE
 #include "resolving.h"
 
@@ -310,4 +312,144 @@ void lookup_ask_runtime(struct lookup *lookup, struct dependency *dependency)
 	lookup->error = NULL;
 	lookup->stop = false;
 	lookup->tree->action_count++;
+}
+
+/* ---- what a lookup adds to the tree ---- */
+
+void resolve_count_missing(struct tree *tree, const struct dependency *dependency)
+{
+	if (dependency->run_time && !dependency->required)
+		tree->optional_missing++;
+	else
+		tree->missing++;
+}
+
+/* Past its bound the tree follows no new object: the dependency is found (its file is named) and
+   the tree says it was cut, rather than calling the file missing. */
+static void stop_at_the_bound(const struct resolver *r, struct tree *tree, struct dependency *dependency, char *path)
+{
+	dependency->not_followed = true;
+	dependency->path = path;
+	if (tree->cut)
+		return;
+	tree->cut = true;
+	struct warning warning = { .kind = WARNING_CUT, .how = dependency->how };
+	int n = tree->max_objects < r->max_objects
+			? asprintf(&warning.text, "this run reached its bound of %zu objects in all: %s and the other dependencies "
+						  "past it are not followed (exit status 3)", r->run_max_objects, dependency->name)
+			: asprintf(&warning.text, "the tree reached its bound of %zu objects (--max-objects): %s and the other "
+						  "dependencies past it are not followed (exit status 3)", tree->max_objects, dependency->name);
+	if (n >= 0)
+		tree_add_warning(tree, &warning);
+	free(warning.text);
+}
+
+/* A new object of the tree, for the file found. */
+static void add_found(struct lookup *lookup, struct dependency *dependency)
+{
+	struct object *object = tree_new_object(lookup->tree, lookup->path, lookup->file->facts);
+	free(lookup->path);
+	if (!object)
+		return;
+	tree_set_inode(lookup->tree, object, lookup->file->device, lookup->file->inode);
+	/* dlopen maps a run-time dependent with no loader (__RTLD_CALLMAP): its own needs never see
+	   the RPATH of the library that asked. */
+	object->loader = dependency->run_time ? NULL : lookup->asker;
+	object->dlopened = dependency->run_time;
+	object->depth = lookup->asker->depth + 1;
+	tree_add_name(lookup->tree, object, lookup->name);
+	/* The runtime helps the needs of what it loads by path: a library it loaded in the loader's
+	   place, and (to its bound) the dependencies it loaded for one. */
+	if (dependency->action != RUNTIME_NONE)
+		object->runtime_depth = dependency->run_time ? 0 : lookup->asker->runtime_depth + 1;
+	dependency->object = object;
+	dependency->loads = true;
+}
+
+/* Not found: every place looked is kept (a second search keeps them, for a name searched for). */
+static void record_missing(struct lookup *lookup, struct dependency *dependency, const struct loader_process *process)
+{
+	if (!strchr(lookup->name, '/')) {
+		struct lookup again = { .resolver = lookup->resolver, .tree = lookup->tree, .asker = lookup->asker, .name = lookup->name,
+					.kind = lookup->kind, .every_attempt = true };
+		lookup_search(&again, process);
+		tree_free_attempts(lookup->attempts, lookup->attempt_count);
+		lookup->attempts = again.attempts;
+		lookup->attempt_count = again.attempt_count;
+		free(again.path);
+		free(again.hwcaps);
+		free(again.error);
+	}
+	dependency->how = lookup->stop ? HOW_ERROR : HOW_NOT_FOUND;
+	dependency->error = lookup->error;
+	dependency->attempts = lookup->attempts;
+	dependency->attempt_count = lookup->attempt_count;
+	resolve_count_missing(lookup->tree, dependency);
+}
+
+/* Found: only the files passed over are worth keeping. The file is the object loaded already when
+   the tree holds it under another name (_dl_map_object_from_fd compares device and inode), which
+   keeps the name it was first loaded as; otherwise a new object, unless the tree is at its bound. */
+static void record_found(struct lookup *lookup, struct dependency *dependency)
+{
+	struct tree *tree = lookup->tree;
+	size_t kept = 0;
+	for (size_t i = 0; i < lookup->attempt_count; i++) {
+		struct attempt *a = &lookup->attempts[i];
+		if (a->passed_over)
+			lookup->attempts[kept++] = *a;
+		else {
+			free(a->path);
+			free(a->result);
+		}
+	}
+	dependency->attempts = kept ? lookup->attempts : NULL;
+	dependency->attempt_count = kept;
+	if (!kept)
+		free(lookup->attempts);
+	dependency->how = lookup->how;
+	dependency->hwcaps = lookup->hwcaps;
+	struct object *same = tree_object_of_file(tree, lookup->file->device, lookup->file->inode);
+	if (same) {
+		tree_add_name(tree, same, lookup->name);
+		dependency->how = HOW_ALREADY_LOADED;
+		dependency->object = same;
+		free(lookup->path);
+	} else if (tree->object_count >= tree->max_objects) {
+		stop_at_the_bound(lookup->resolver, tree, dependency, lookup->path);
+	} else {
+		add_found(lookup, dependency);
+	}
+}
+
+void resolve_dependency(const struct resolver *r, struct tree *tree, struct object *asker, struct dependency *dependency,
+			const struct loader_process *process)
+{
+	const char *name = dependency->name;
+	struct lookup lookup = { .resolver = r, .tree = tree, .asker = asker, .name = name, .how = HOW_NOT_FOUND,
+				 .kind = dependency->run_time ? LOADER_BARE_NAME : LOADER_NEEDED, .every_attempt = strchr(name, '/') != NULL };
+	/* First loaded wins: an object that answers to the name is used, wherever it came from. */
+	struct object *loaded = tree_object_answering(tree, name);
+	if (loaded) {
+		dependency->how = HOW_ALREADY_LOADED;
+		dependency->object = loaded;
+		return;
+	}
+	if (strchr(name, '/')) {
+		/* A name with a slash is a path, with its tokens expanded and no search. */
+		char **expanded = NULL;
+		int n = strchr(name, ':') ? 0 : loader_host_expand(r->host, name, "", asker->origin, &expanded);
+		const char *path = n == 1 ? expanded[0] : name;
+		if (!lookup_try_file(&lookup, path, HOW_PATH, NULL, true) || !lookup.path)
+			lookup.how = lookup.stop ? HOW_ERROR : HOW_NOT_FOUND;
+		loader_host_free_dirs(expanded, n > 0 ? (size_t)n : 0);
+	} else {
+		lookup_search(&lookup, process);
+		if (lookup_runtime_helps(r, asker, dependency))
+			lookup_ask_runtime(&lookup, dependency);
+	}
+	if (lookup.path)
+		record_found(&lookup, dependency);
+	else
+		record_missing(&lookup, dependency, process);
 }

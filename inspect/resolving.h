@@ -1,5 +1,6 @@
-/* The steps of resolving a tree, shared by resolve.c (the tree, its DT_NEEDED), lookup.c (one
-   name's search, and the runtime's turn in the what-if) and dependents.c (run-time dependents). */
+/* The steps of resolving a tree. resolve.c walks the tree and its DT_NEEDED, lookup.c looks one
+   name up (the loader's search, the runtime's turn in the what-if, what it adds to the tree), and
+   dependents.c names and resolves the run-time dependents. */
 #pragma once
 
 #include "resolve.h"

@@ -446,6 +446,7 @@ void plan_check_mixed_origin(const struct plan_request *request, const char *ask
 {
 	char folder[PATH_MAX], loaded[PATH_MAX];
 	struct policy_question question = plan_question(request);
+	question.driver = libnames_is_driver(request->family);
 	if (!policy_decide(&question).check_mixed_origin || !report_mixed_origin_first(request->name))
 		return;
 	struct link_map *object = asker ? NULL : loader_facts_object_at(asker_code);

@@ -76,9 +76,8 @@ static const struct loaded_object *repeated(const char *file)
 /* First loaded wins. Under coherent, a bare name's answer may be a mixed origin. */
 static __attribute__((noinline)) void check_mixed_origin(const char *file, int family, const void *caller)
 {
-	struct plan_request asked = { .kind = POLICY_DLOPEN, .name = file, .family = family, .driver = libnames_is_driver(family),
-				      .loaded = true };
-	plan_check_mixed_origin(&asked, NULL, caller);
+	plan_check_mixed_origin(&(struct plan_request){ .kind = POLICY_DLOPEN, .name = file, .family = family, .loaded = true }, NULL,
+				caller);
 }
 
 /* The hot path: the index says the object is loaded, and the caller's call with RTLD_NOLOAD added

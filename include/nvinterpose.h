@@ -54,11 +54,11 @@ NVI_EXPORT int nvi_list_origins(const char *family, struct nvi_origin *origins, 
    (Linux; see nvi_list_patches). Returns the number of dependents it loaded. */
 NVI_EXPORT int nvi_rescan(void);
 
-/* What attaching changed (Linux; see the README's "Attached late"). A runtime dlopen'ed into a
-   running process points the dlopen and dlmopen bindings of the loaded objects at its hooks: each
-   entry says, for one object, one function and one place, what became of the slots there. One
-   preloaded, or deferring to a copy loaded earlier (whose list it then gives), patches nothing.
-   The strings live as long as the process. */
+/* What attaching changed (Linux; docs/how-it-works.md, "Attach at any time"). A runtime dlopen'ed
+   into a running process points the dlopen and dlmopen bindings of the loaded objects at its
+   hooks: each entry says, for one object, one function and one place, what became of the slots
+   there. One preloaded, or deferring to a copy loaded earlier (whose list it then gives), patches
+   nothing. The strings live as long as the process. */
 struct nvi_patch {
 	const char *object; /* the object's path as loaded ("" for the main program) */
 	const char *symbol; /* "dlopen" or "dlmopen" */

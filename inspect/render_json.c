@@ -1,7 +1,7 @@
 /* One JSON document for the whole run. Each file's objects are one flat list in load order, each
    with an "id" (its index), its DT_NEEDED entries ("needed") and run-time dependents ("runtime"),
    each entry naming the object it resolved to by id. So the document's depth is the same for any
-   graph (README, the inspector's JSON). */
+   graph (docs/inspector.md, the JSON document). */
 #define _GNU_SOURCE /* fwrite_unlocked: the inspector has one thread */
 #include "render.h"
 

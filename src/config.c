@@ -23,6 +23,34 @@ static const char *const level_names[] = {
 	[LOG_DEBUG] = "debug",
 };
 
+/* Every NVINTERPOSE_* setting, in the order the reference lists them. The one table:
+   nvinterpose(7) shows it and a test holds the page to it, and another holds config_read to the
+   names it reads. */
+static const struct {
+	const char *name;
+	bool runtime; /* read by config_read; NVINTERPOSE_AUTO is the Python package's (its .pth) */
+} settings[] = {
+	{ "NVINTERPOSE_POLICY", true },
+	{ "NVINTERPOSE_PATH", true },
+	{ "NVINTERPOSE_LOG", true },
+	{ "NVINTERPOSE_LOG_FILE", true },
+	{ "NVINTERPOSE_REPORT", true },
+	{ "NVINTERPOSE_DISABLE", true },
+	{ "NVINTERPOSE_PATCH", true },
+	{ "NVINTERPOSE_AUTO", false },
+	{ "NVINTERPOSE_ADD_DLL_DIRECTORY", true },
+	{ "NVINTERPOSE_CHILDREN", true },
+};
+
+const char *config_setting(size_t i, bool *runtime)
+{
+	if (i >= sizeof(settings) / sizeof(settings[0]))
+		return NULL;
+	if (runtime)
+		*runtime = settings[i].runtime;
+	return settings[i].name;
+}
+
 const char *config_policy_name(enum policy policy) { return policy_names[policy]; }
 
 bool config_parse_policy(const char *text, enum policy *policy)

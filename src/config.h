@@ -57,6 +57,10 @@ void config_set(const struct config *config);
 /* config_read into the settings config_get returns (no copy). */
 void config_load(const char *(*getenv_fn)(const char *name), bool secure);
 
+/* Setting i of the table of NVINTERPOSE_* settings (i from 0; NULL past the last); *runtime (when
+   not NULL) says whether config_read reads it. */
+const char *config_setting(size_t i, bool *runtime);
+
 const char *config_policy_name(enum policy policy);
 bool config_parse_policy(const char *text, enum policy *policy);
 bool config_parse_log_level(const char *text, enum log_level *level);

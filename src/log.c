@@ -2,8 +2,8 @@
    lines from threads and processes sharing a file never interleave and the loader's locks may be
    held around it.
 
-   An event line is one JSON object whose fields are fixed by its kind (the table below, and the
-   README's): every field of the kind is there, null when it has no value, or the line is not
+   An event line is one JSON object whose fields are fixed by its kind (the table below, which
+   docs/event-log.md and nvinterpose(7) show, held to it by a test): every field of the kind is there, null when it has no value, or the line is not
    written. Text is valid UTF-8 whatever the bytes were: an invalid byte becomes U+FFFD, and the
    field then has a twin, FIELD_hex, with its exact bytes. A line longer than LOG_LINE_MAX has its
    text cut, each value to the same largest length that lets the line fit (a short value stays
@@ -256,7 +256,9 @@ enum field {
 #define WITH(field) (1u << FIELD_##field)
 #define LOADED (WITH(NAME) | WITH(PATH) | WITH(CALLER) | WITH(FAMILY) | WITH(POLICY) | WITH(REASON))
 
-/* The kinds of event and their fields: the README's table says the same. */
+/* The kinds of event and their fields, in the order a line holds them (the order of enum field).
+   The one table: log_event_kind and log_event_field give it to the tests that hold the documents
+   and the lines to it. */
 static const struct event_kind {
 	const char *event;
 	unsigned fields;
@@ -280,6 +282,9 @@ static const char *const field_keys[] = {
 	[FIELD_CALLER] = "caller", [FIELD_FAMILY] = "family", [FIELD_POLICY] = "policy", [FIELD_REASON] = "reason",
 	[FIELD_LOOKED] = "looked", [FIELD_EVENT] = "event",
 };
+/* FIELD_SUMMARY's numbers, in their order. */
+static const char *const summary_keys[] = { "report_pid", "origins", "redirects", "misses", "mixed_origins" };
+#define SUMMARY_KEYS (sizeof(summary_keys) / sizeof(summary_keys[0]))
 
 static const struct event_kind *kind_of(const char *event)
 {
@@ -292,6 +297,21 @@ static const struct event_kind *kind_of(const char *event)
 const char *log_event_kind(size_t i)
 {
 	return i < sizeof(event_kinds) / sizeof(event_kinds[0]) ? event_kinds[i].event : NULL;
+}
+
+const char *log_event_field(size_t i, size_t j)
+{
+	if (!log_event_kind(i))
+		return NULL;
+	for (enum field f = 0; f < FIELD_EVENT; f++) {
+		if (!(event_kinds[i].fields & (1u << f)))
+			continue;
+		size_t keys = f == FIELD_SUMMARY ? SUMMARY_KEYS : 1;
+		if (j < keys)
+			return f == FIELD_SUMMARY ? summary_keys[j] : field_keys[f];
+		j -= keys;
+	}
+	return NULL;
 }
 
 static const char *text_of(const struct log_event *event, enum field field)
@@ -398,11 +418,9 @@ static void render(struct line *line, const struct log_event *event, const struc
 	}
 	if (kind->fields & WITH(SUMMARY)) {
 		const struct log_summary none = { 0 }, *s = event->summary ? event->summary : &none;
-		put_number(line, "report_pid", s->report_pid);
-		put_number(line, "origins", s->origins);
-		put_number(line, "redirects", s->redirects);
-		put_number(line, "misses", s->misses);
-		put_number(line, "mixed_origins", s->mixed_origins);
+		const long long values[SUMMARY_KEYS] = { s->report_pid, s->origins, s->redirects, s->misses, s->mixed_origins };
+		for (size_t i = 0; i < SUMMARY_KEYS; i++)
+			put_number(line, summary_keys[i], values[i]);
 	}
 	size_t total = kind->fields & WITH(LOOKED) ? event->looked_count : 0;
 	if (line->cut || kept < total) {

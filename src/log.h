@@ -21,8 +21,8 @@ struct log_summary {
 	long long origins, redirects, misses, mixed_origins;
 };
 
-/* One event. Which fields a line carries is fixed by its kind (the table in log.c and the
-   README): a field of the kind that is NULL here is written as null. */
+/* One event. Which fields a line carries is fixed by its kind (the table in log.c, which
+   docs/event-log.md and nvinterpose(7) show): a field of the kind that is NULL here is written as null. */
 struct log_event {
 	const char *event;  /* register, redirect, coherent, needed, attach-load, mixed-origin, miss, ... */
 	const char *name;   /* the name asked for, or the library's own name */
@@ -66,6 +66,10 @@ void log_event(const struct log_event *event);
 
 /* The kinds of event the log writes (i from 0; NULL past the last). */
 const char *log_event_kind(size_t i);
+/* Field j of kind i, after time, pid and event, in the order its lines hold them (j from 0; NULL
+   past the last). The marks of a cut ("truncated", "looked_omitted") and FIELD_hex twins come only
+   where they apply and are not listed. */
+const char *log_event_field(size_t i, size_t j);
 
 /* Writes s as the inside of a JSON string into out (size bytes): control characters escaped,
    valid UTF-8 kept, every byte of an invalid sequence replaced by U+FFFD. Stops before a character

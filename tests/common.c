@@ -1,5 +1,8 @@
 #define _GNU_SOURCE
 #include "common.h"
+#include "environment.h"
+
+#include "log.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -71,10 +74,16 @@ static void remove_tmpdirs(void)
 	tmpdir_count = 0;
 }
 
-char *test_tmpdir(void)
+/* The test's TMPDIR (clean_env makes a fresh one for each test), or /tmp. */
+static const char *temporary_base(void)
 {
 	const char *base = getenv("TMPDIR");
-	char *dir = test_format("%s/nvinterpose-test-XXXXXX", base && base[0] ? base : "/tmp");
+	return base && base[0] == '/' ? base : "/tmp";
+}
+
+char *test_tmpdir(void)
+{
+	char *dir = test_format("%s/nvinterpose-test-XXXXXX", temporary_base());
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	if (tmpdir_count == 0)
 		atexit(remove_tmpdirs);
@@ -206,10 +215,13 @@ bool test_glibc_at_least(int major, int minor)
 struct test_run test_run(const char *const *argv, const char *const *env, int timeout)
 {
 	struct test_run result = { .status = -1, .output = NULL };
-	char path[] = "/tmp/nvinterpose-output-XXXXXX";
+	char *path = test_format("%s/nvinterpose-output-XXXXXX", temporary_base());
 	int fd = mkstemp(path);
-	ck_assert_int_ge(fd, 0);
+	ck_assert_msg(fd >= 0, "mkstemp %s: %s", path, strerror(errno));
 	unlink(path);
+	free(path);
+	char **child_env = test_environment_build(environ, TEST_ENVIRONMENT_CHILD, env);
+	ck_assert_ptr_nonnull(child_env);
 	pid_t pid = fork();
 	ck_assert_int_ge(pid, 0);
 	if (pid == 0) {
@@ -217,18 +229,11 @@ struct test_run test_run(const char *const *argv, const char *const *env, int ti
 		dup2(fd, STDERR_FILENO);
 		int devnull = open("/dev/null", O_RDONLY);
 		dup2(devnull, STDIN_FILENO);
-		for (size_t i = 0; env && env[i]; i++) {
-			const char *eq = strchr(env[i], '=');
-			char *name = strndup(env[i], (size_t)(eq - env[i]));
-			if (eq[1])
-				setenv(name, eq + 1, 1);
-			else
-				unsetenv(name);
-		}
-		execvp(argv[0], (char *const *)argv);
+		execvpe(argv[0], (char *const *)argv, child_env);
 		fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
 	}
+	free(child_env);
 	int status = 0;
 	struct timespec start, now;
 	clock_gettime(CLOCK_MONOTONIC, &start);
@@ -250,11 +255,107 @@ struct test_run test_run(const char *const *argv, const char *const *env, int ti
 	return result;
 }
 
+/* ---- the other kind of CPU -------------------------------------------------------------------- */
+
+/* Under kind 1: the emulator's words before a program, and the setting for programs that start
+   others. Natively "" and NULL. */
+static const char *cpu_prefix = "";
+static const char *cpu_words[4];
+static const char *cpu_spawn_setting;
+
+/* The first executable file named name in the folders of PATH, or NULL. */
+static char *find_on_path(const char *name)
+{
+	const char *path = getenv("PATH");
+	for (const char *s = path; s && *s;) {
+		size_t length = strcspn(s, ":");
+		char *candidate = test_format("%.*s/%s", (int)length, s, name);
+		if (length && candidate[0] == '/' && access(candidate, X_OK) == 0)
+			return candidate;
+		free(candidate);
+		s += length + (s[length] == ':');
+	}
+	return NULL;
+}
+
+bool test_cpu_kind(int kind)
+{
+	cpu_prefix = "";
+	cpu_words[0] = NULL;
+	cpu_spawn_setting = NULL;
+	if (kind == 0)
+		return true;
+#if defined(__x86_64__)
+	const char *sanitize = getenv("NVI_SANITIZE");
+	if (sanitize && strstr(sanitize, "address")) {
+		printf("skipped: as the other kind of CPU: under AddressSanitizer, whose runtime must come first in a process (a program's "
+		       "children are sent through the emulator by a preloaded library)\n");
+		return false;
+	}
+	char *qemu = find_on_path("qemu-x86_64-static");
+	if (!qemu) {
+		printf("skipped: as the other kind of CPU: qemu-x86_64-static is not installed (Debian: qemu-user-static)\n");
+		return false;
+	}
+	/* Haswell's features (less those qemu's TCG lacks, which it warns of at every start) where
+	   the loader says x86_64 here; qemu64 (no AVX2) where it says haswell or another value. */
+	char *native = test_loader_expansion("/$PLATFORM");
+	const char *model = strcmp(native, "/x86_64") == 0 ? "Haswell,pcid=off,x2apic=off,tsc-deadline=off,hle=off,invpcid=off,rtm=off" : "qemu64";
+	cpu_prefix = test_format("'%s' -cpu '%s' ", qemu, model);
+	cpu_words[0] = qemu;
+	cpu_words[1] = "-cpu";
+	cpu_words[2] = model;
+	char *emulated = test_loader_expansion("/$PLATFORM");
+	if (strcmp(emulated, native) == 0) {
+		printf("skipped: as the other kind of CPU: under qemu-x86_64-static -cpu %s the loader's $PLATFORM is %s, as here\n", model, native + 1);
+		cpu_prefix = "";
+		cpu_words[0] = NULL;
+		return false;
+	}
+	char *shim = test_format("%s/libspawn-emulated.so.77", test_tmpdir());
+	test_build_library("spawn_emulated.c", shim, "libspawn-emulated.so.77",
+			   test_format("-DEMULATOR='\"%s\"' -DCPU_MODEL='\"%s\"'", qemu, model));
+	cpu_spawn_setting = test_format("LD_PRELOAD=%s", shim);
+	printf("as the other kind of CPU: qemu-x86_64-static -cpu %s, where the loader's $PLATFORM is %s (here %s)\n", model, emulated + 1,
+	       native + 1);
+	return true;
+#else
+	printf("skipped: as the other kind of CPU: on this architecture the loader's $PLATFORM is the kernel's AT_PLATFORM alone\n");
+	return false;
+#endif
+}
+
+const char *test_cpu_prefix(void) { return cpu_prefix; }
+
+const char **test_cpu_argv(const char *const *argv)
+{
+	size_t words = 0, count = 0;
+	while (cpu_words[words])
+		words++;
+	while (argv[count])
+		count++;
+	const char **emulated = calloc(words + count + 1, sizeof(*emulated));
+	memcpy(emulated, cpu_words, words * sizeof(*emulated));
+	memcpy(emulated + words, argv, count * sizeof(*emulated));
+	return emulated;
+}
+
+const char *test_cpu_spawn_setting(void) { return cpu_spawn_setting; }
+
 struct test_run test_probe(const char *const *env, const char *args)
 {
-	char *command = test_format("exec '%s' %s", test_setting("NVI_PROBE"), args);
+	char *command = test_format("exec %s'%s' %s", cpu_prefix, test_setting("NVI_PROBE"), args);
 	const char *argv[] = { "/bin/sh", "-c", command, NULL };
 	struct test_run run = test_run(argv, env, 120);
+	free(command);
+	return run;
+}
+
+struct test_run test_probe_without_cache(const char *const *env, const char *args)
+{
+	char *command = test_format("exec %s'%s' --inhibit-cache '%s' %s", cpu_prefix, test_interpreter(), test_setting("NVI_PROBE"), args);
+	const char *argv[] = { "/bin/sh", "-c", command, NULL };
+	struct test_run run = test_run(argv, env, 300);
 	free(command);
 	return run;
 }
@@ -263,7 +364,9 @@ char *test_loader_expansion(const char *element)
 {
 	/* The loader prints the LD_LIBRARY_PATH list it searches, each folder after its subfolders. */
 	const char *env[] = { test_format("LD_LIBRARY_PATH=%s", element), "LD_DEBUG=libs", NULL };
-	struct test_run run = test_probe(env, "");
+	/* No shell in between: its own loader would answer first. */
+	const char *argv[] = { test_setting("NVI_PROBE"), NULL };
+	struct test_run run = test_run(test_cpu_argv(argv), env, 120);
 	const char *line = strstr(run.output, "search path=");
 	ck_assert_msg(line, "the loader printed no search path for %s: %s", element, run.output);
 	const char *end = strstr(line, "\t\t(LD_LIBRARY_PATH)");
@@ -561,49 +664,29 @@ char *test_json_string(const char *value, size_t length)
 #define EVENT_KINDS_MAX 32
 
 struct event_kind {
-	char *event;
+	const char *event;
 	size_t field_count;
-	char *fields[24];
+	const char *fields[24];
 };
 
 static struct event_kind event_kinds[EVENT_KINDS_MAX];
 static size_t event_kind_count;
 
-/* The README's table of events: a row "| `KIND` | `field`, `field`, ... | meaning |" for each
-   kind, after the header row "| event | fields | ...". */
+/* The log room's table of events (log_event_kind, log_event_field), which the documents show. */
 static void read_event_table(void)
 {
 	if (event_kind_count)
 		return;
-	char *readme = test_read_file(test_format("%s/README.md", test_setting("NVI_SOURCE_ROOT")));
-	ck_assert_ptr_nonnull(readme);
-	char *table = strstr(readme, "\n| event | fields |");
-	ck_assert_msg(table, "README.md has no table of events (a row \"| event | fields | ...\")");
-	char *line = strchr(table + 1, '\n') + 1;
-	line = strchr(line, '\n') + 1; /* the |---| row */
-	for (char *end; line[0] == '|' && (end = strchr(line, '\n')); line = end + 1) {
-		*end = '\0';
-		char *cells[3] = { NULL };
-		char *cursor = line + 1;
-		for (int i = 0; i < 3 && cursor; i++) {
-			cells[i] = cursor;
-			cursor = strchr(cursor, '|');
-			if (cursor)
-				*cursor++ = '\0';
-		}
-		ck_assert_msg(cells[1] && event_kind_count < EVENT_KINDS_MAX, "README: a short row in the table of events");
+	for (const char *event; (event = log_event_kind(event_kind_count));) {
+		ck_assert_msg(event_kind_count < EVENT_KINDS_MAX, "more than %d kinds of event", EVENT_KINDS_MAX);
 		struct event_kind *kind = &event_kinds[event_kind_count++];
-		for (int i = 0; i < 2; i++)
-			for (char *tick = strchr(cells[i], '`'), *close; tick && (close = strchr(tick + 1, '`')); tick = strchr(close + 1, '`')) {
-				char *word = strndup(tick + 1, (size_t)(close - tick - 1));
-				if (i == 0)
-					kind->event = word;
-				else if (kind->field_count < sizeof(kind->fields) / sizeof(kind->fields[0]))
-					kind->fields[kind->field_count++] = word;
-			}
-		ck_assert_msg(kind->event, "README: a row of the table of events names no event");
+		kind->event = event;
+		for (const char *field; (field = log_event_field(event_kind_count - 1, kind->field_count));) {
+			ck_assert_msg(kind->field_count < sizeof(kind->fields) / sizeof(kind->fields[0]), "%s: too many fields", event);
+			kind->fields[kind->field_count++] = field;
+		}
 	}
-	ck_assert_msg(event_kind_count > 0, "README: the table of events is empty");
+	ck_assert_msg(event_kind_count > 0, "the log room lists no kind of event");
 }
 
 size_t test_event_kinds(const char ***events)
@@ -665,7 +748,7 @@ void test_check_event_line(const char *line)
 	for (size_t i = 0; event && i < event_kind_count; i++)
 		if (strcmp(event_kinds[i].event, event) == 0)
 			kind = &event_kinds[i];
-	ck_assert_msg(kind, "an event kind the README does not list: %s", line);
+	ck_assert_msg(kind, "an event kind the log room's table does not list: %s", line);
 	/* Every field of the kind, once, in the table's order; nothing else but the marks of a cut or
 	   of bytes that are not UTF-8. */
 	size_t next = 0;
@@ -681,7 +764,7 @@ void test_check_event_line(const char *line)
 		if (strcmp(key, "truncated") == 0 || strcmp(key, "looked_omitted") == 0)
 			continue;
 		ck_assert_msg(next < kind->field_count && strcmp(kind->fields[next], key) == 0,
-			      "%s where the README has %s for %s: %s", key, next < kind->field_count ? kind->fields[next] : "nothing more",
+			      "%s where the table has %s for %s: %s", key, next < kind->field_count ? kind->fields[next] : "nothing more",
 			      event, line);
 		next++;
 		const char *value = members[i].value;
@@ -744,7 +827,7 @@ char *test_find_event(const char *path, const char *event, const char *key, cons
 	return NULL;
 }
 
-/* ---- the installed tree and the README ---------------------------------------------------- */
+/* ---- the installed tree and the documents ------------------------------------------------- */
 
 char *test_meson_install(void)
 {
@@ -766,18 +849,94 @@ char *test_meson_install(void)
 	return destdir;
 }
 
-char *test_readme_line(const char *prefix)
+/* Roff's escapes undone, as a reader of the page sees the text: \- as -, \(dq as ", \e as \, \&
+   and \: as nothing. */
+static char *unescape_roff(const char *text)
 {
-	char *readme = test_read_file(test_format("%s/README.md", test_setting("NVI_SOURCE_ROOT")));
-	for (char *line = readme; line && *line;) {
-		char *end = strchr(line, '\n');
-		if (end)
-			*end = '\0';
-		const char *text = line + strspn(line, " \t");
-		if (strncmp(text, prefix, strlen(prefix)) == 0)
-			return test_format("%s", text);
-		line = end ? end + 1 : NULL;
+	static const struct {
+		const char *escape, *text;
+	} escapes[] = { { "\\-", "-" }, { "\\(dq", "\"" }, { "\\e", "\\" }, { "\\&", "" }, { "\\:", "" } };
+	char *out = malloc(strlen(text) + 1), *o = out;
+	ck_assert_ptr_nonnull(out);
+	while (*text) {
+		size_t i = 0;
+		while (i < sizeof(escapes) / sizeof(escapes[0]) && strncmp(text, escapes[i].escape, strlen(escapes[i].escape)) != 0)
+			i++;
+		if (i == sizeof(escapes) / sizeof(escapes[0])) {
+			*o++ = *text++;
+			continue;
+		}
+		o = stpcpy(o, escapes[i].text);
+		text += strlen(escapes[i].escape);
 	}
-	ck_abort_msg("README.md has no line that starts with %s", prefix);
-	return NULL;
+	*o = '\0';
+	return out;
+}
+
+static int by_path(const void *a, const void *b)
+{
+	return strcmp(((const struct test_document *)a)->path, ((const struct test_document *)b)->path);
+}
+
+/* Adds the files of folder (relative to the source root) whose names end with suffix. */
+static void add_documents(struct test_document *documents, size_t *count, size_t capacity, const char *folder, const char *suffix)
+{
+	const char *root = test_setting("NVI_SOURCE_ROOT");
+	DIR *dir = opendir(test_format("%s/%s", root, folder));
+	ck_assert_msg(dir, "%s/%s: %s", root, folder, strerror(errno));
+	for (struct dirent *entry; (entry = readdir(dir));) {
+		size_t length = strlen(entry->d_name);
+		if (length < strlen(suffix) || strcmp(entry->d_name + length - strlen(suffix), suffix) != 0)
+			continue;
+		ck_assert_msg(*count < capacity, "more than %zu documents", capacity);
+		char *path = strcmp(folder, ".") == 0 ? test_format("%s", entry->d_name) : test_format("%s/%s", folder, entry->d_name);
+		char *text = test_read_file(test_format("%s/%s", root, path));
+		ck_assert_msg(text, "%s: cannot be read", path);
+		documents[(*count)++] = (struct test_document){ path, strcmp(suffix, ".in") == 0 ? unescape_roff(text) : text };
+	}
+	closedir(dir);
+}
+
+size_t test_documents(const struct test_document **documents)
+{
+	static struct test_document found[64];
+	static size_t count;
+	if (!count) {
+		add_documents(found, &count, 64, "docs", ".md");
+		add_documents(found, &count, 64, "man", ".in");
+		add_documents(found, &count, 64, ".", "HACKING.md");
+		qsort(found, count, sizeof(found[0]), by_path);
+	}
+	*documents = found;
+	return count;
+}
+
+/* The line at line (its leading blanks skipped), with the indented lines under it when block. */
+static char *document_line(const char *line, bool block)
+{
+	const char *end = strchr(line, '\n');
+	while (block && end && (strncmp(end + 1, "    ", 4) == 0 || end[1] == '\t'))
+		end = strchr(end + 1, '\n');
+	return test_format("%.*s", end ? (int)(end - line) : (int)strlen(line), line);
+}
+
+size_t test_document_lines(const char *prefix, bool block, struct test_document_line *lines, size_t capacity)
+{
+	const struct test_document *documents;
+	size_t count = 0, documents_count = test_documents(&documents);
+	for (size_t d = 0; d < documents_count; d++)
+		for (const char *line = documents[d].text; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+			const char *text = line + strspn(line, " \t");
+			if (strncmp(text, prefix, strlen(prefix)) != 0)
+				continue;
+			char *found = document_line(text, block);
+			bool seen = false;
+			for (size_t i = 0; i < count; i++)
+				seen |= strcmp(lines[i].text, found) == 0;
+			if (seen)
+				continue;
+			ck_assert_msg(count < capacity, "more than %zu lines start with %s", capacity, prefix);
+			lines[count++] = (struct test_document_line){ documents[d].path, found };
+		}
+	return count;
 }

@@ -16,7 +16,7 @@ const char *test_setting(const char *name);
    so on stdout: a suite adds the tests that run it only when it is. Usable outside a test. */
 char *test_shared_check(const char *name);
 
-/* A fresh folder under $TMPDIR, removed by test_cleanup(). */
+/* A fresh folder under $TMPDIR, removed when the test program exits. */
 char *test_tmpdir(void);
 /* mkdir -p; returns its argument. */
 const char *test_mkdirs(const char *path);
@@ -52,8 +52,9 @@ struct test_run {
 	char *output; /* stdout and stderr together */
 };
 
-/* Runs argv (NULL-terminated) with the current environment plus the NAME=VALUE strings in env
-   (NULL-terminated; "NAME=" unsets); waits at most timeout seconds (then kills: status 137). */
+/* Runs argv (NULL-terminated) in an environment built from nothing (tests/environment.h: PATH,
+   HOME, TMPDIR, the sanitizers' settings) and the NAME=VALUE strings in env (NULL-terminated;
+   "NAME=" leaves NAME out); waits at most timeout seconds (then kills: status 137). */
 struct test_run test_run(const char *const *argv, const char *const *env, int timeout);
 
 /* The dynamic loader named in this test program's PT_INTERP (the build's loader, on any machine). */
@@ -61,6 +62,34 @@ const char *test_interpreter(void);
 
 /* Runs the probe program (tests/probe.c) with args, under env; output as test_run. */
 struct test_run test_probe(const char *const *env, const char *args);
+
+/* The same, the probe started through the loader with its cache off (ld.so --inhibit-cache): what
+   only ld.so.cache names (a toolkit folder in ld.so.conf) is not found. */
+struct test_run test_probe_without_cache(const char *const *env, const char *args);
+
+/* ---- the other kind of CPU ---- */
+/* glibc's $PLATFORM (dl_platform) is "haswell" on many Intel x86-64 CPUs and "x86_64" on AMD and
+   older Intel ones (AT_PLATFORM says x86_64 on both). A test of a rule that depends on it runs for
+   each kind (tcase_add_loop_test over TEST_CPU_KINDS): kind 0 is this machine as it is; kind 1
+   runs the test's programs under qemu-user (the static qemu-x86_64: the dynamic one takes
+   LD_PRELOAD for itself) with a CPU model under which the loader reports the other value, as the
+   loader says. qemu-user starts a child natively: a program and the loader that answers it run in
+   one emulated process (the probe, `ld.so --list`), or the program's children are sent through the
+   emulator too (test_cpu_spawn_setting). qemu turns vfork into fork: no event log in these tests. */
+#define TEST_CPU_KINDS 2
+/* Makes test_probe, test_probe_without_cache and test_loader_expansion run as kind (a probe's shell
+   runs natively and execs the emulator). True when it
+   can be had here; false, having said why, where not (on aarch64, without qemu-x86_64-static, or
+   where the emulated loader reports the same value): the test then returns, skipped. */
+bool test_cpu_kind(int kind);
+/* The words that run a program of this machine as the test's kind, each followed by a space, quoted
+   for sh: "" natively. */
+const char *test_cpu_prefix(void);
+/* argv with the emulator's words in front (a new array; argv's strings): argv as it is natively. */
+const char **test_cpu_argv(const char *const *argv);
+/* The environment entry for a program that starts others (its children run as the same kind), or
+   NULL natively. */
+const char *test_cpu_spawn_setting(void);
 
 /* What the loader makes of one search-list element (its tokens expanded), asked of the loader. */
 char *test_loader_expansion(const char *element);
@@ -94,9 +123,10 @@ char *test_json_string(const char *value, size_t length);
 
 /* ---- the event log ---- */
 /* The oracle of one event line: UTF-8, one JSON object, time, pid and event first, then exactly the
-   fields the README's table of events lists for its kind, in that order (and FIELD_hex twins,
-   "truncated", "looked_omitted" where they apply), a reason, and a caller wherever the kind has
-   one (unless the reason says the request was not seen). Fails the test, quoting the line. */
+   fields the log room's table of events (log_event_field) gives its kind, in that order (and
+   FIELD_hex twins, "truncated", "looked_omitted" where they apply), a reason, and a caller wherever
+   the kind has one (unless the reason says the request was not seen). Fails the test, quoting the
+   line. */
 void test_check_event_line(const char *line);
 /* Every line of the event log at path, each checked with test_check_event_line; the file must end
    with a newline. The lines are NUL-terminated in *lines. */
@@ -107,17 +137,29 @@ char *test_event_value(const char *line, const char *key);
 /* The first line of the checked log at path of this event kind whose key has value (key NULL: any;
    value NULL: null), or NULL. */
 char *test_find_event(const char *path, const char *event, const char *key, const char *value);
-/* The event kinds of the README's table. */
+/* The event kinds of the log room's table (log_event_kind). */
 size_t test_event_kinds(const char ***events);
 
 /* Runs the suite, prints the closing line, returns the exit status for main(). */
 int test_main(Suite *suite);
 
-/* ---- the installed tree and the README ---- */
+/* ---- the installed tree and the documents ---- */
 /* `meson install` of this build into a fresh DESTDIR (NVI_MESON, NVI_BUILD_ROOT); returns the
    DESTDIR, under which the build's prefix (NVI_PREFIX) lies. NULL, with the reason printed, where
    meson is not there to ask. */
 char *test_meson_install(void);
-/* The first line of README.md (leading blanks skipped) that starts with prefix, without its line
-   break; fails the test when there is none. */
-char *test_readme_line(const char *prefix);
+/* The project's documents that tests hold to the code: the Markdown pages of docs/, HACKING.md and
+   the manual pages' sources (man/NAME.in, with roff's escapes undone: \- reads -, \(dq reads "),
+   in the order of their paths. README.md is not among them: no test pins it. */
+struct test_document {
+	char *path; /* from the source root: "docs/ci.md", "man/nvinterpose.7.in" */
+	char *text;
+};
+size_t test_documents(const struct test_document **documents);
+/* Every distinct line of the documents that starts with prefix (after its leading blanks), with
+   the indented lines under it when block, and the first document that shows it; at most capacity. */
+struct test_document_line {
+	const char *document;
+	char *text;
+};
+size_t test_document_lines(const char *prefix, bool block, struct test_document_line *lines, size_t capacity);

@@ -19,6 +19,9 @@
                            permission (seccomp), as a security policy can refuse it
      maps TEXT             the mapped files whose path contains TEXT
      errno[:FLAGS] NAME    dlopen NAME with errno set to EDOM before; prints errno and dlerror after
+     self[:FLAGS]          dlopen(NULL)
+     dlmopen NAME          dlmopen(LM_ID_NEWLM, NAME): the object, and whether the namespace is new
+     dlerror               what dlerror says now (reading it clears it)
      nvrtc LIB             NVRTC: create and compile a small kernel (real libnvrtc)
      cd FOLDER             change the working folder
      rename FROM TO        rename(2): move a prepared file or folder into place between loads
@@ -174,10 +177,11 @@ int main(int argc, char **argv)
 		const char *arg = i + 1 < argc ? argv[i + 1] : "";
 		if (strncmp(command, "open", 4) == 0 && (command[4] == '\0' || command[4] == ':')) {
 			void *h = open_library(arg, parse_flags(command[4] ? command + 5 : NULL));
+			const char *error = h ? NULL : dlerror();
 			if (h)
 				printf("open %s: %s\n", arg, where(h));
-			else
-				printf("open %s: error: %s\n", arg, dlerror());
+			else /* RTLD_NOLOAD of a file that is there but not loaded: no handle, no error */
+				printf("open %s: error: %s\n", arg, error ? error : "none");
 			i++;
 		} else if (strcmp(command, "close") == 0) {
 			for (int k = handle_count - 1; k >= 0; k--)
@@ -275,6 +279,22 @@ int main(int argc, char **argv)
 			printf("errno %s: %s, errno %s, dlerror %s\n", arg, h ? "loaded" : "failed",
 			       after == EDOM ? "EDOM kept" : strerror(after), error ? error : "none");
 			i++;
+		} else if (strncmp(command, "self", 4) == 0 && (command[4] == '\0' || command[4] == ':')) {
+			void *h = dlopen(NULL, parse_flags(command[4] ? command + 5 : NULL));
+			printf("self: %s\n", h ? where(h) : dlerror());
+		} else if (strcmp(command, "dlmopen") == 0) {
+			void *h = dlmopen(LM_ID_NEWLM, arg, RTLD_NOW);
+			Lmid_t namespace = LM_ID_BASE;
+			if (h && dlinfo(h, RTLD_DI_LMID, &namespace) != 0)
+				namespace = LM_ID_BASE;
+			if (h)
+				printf("dlmopen %s: %s in the %s namespace\n", arg, where(h), namespace != LM_ID_BASE ? "new" : "base");
+			else
+				printf("dlmopen %s: error: %s\n", arg, dlerror());
+			i++;
+		} else if (strcmp(command, "dlerror") == 0) {
+			const char *error = dlerror();
+			printf("dlerror: %s\n", error ? error : "none");
 		} else if (strcmp(command, "cd") == 0) {
 			printf("cd %s: %s\n", arg, chdir(arg) == 0 ? "ok" : strerror(errno));
 			i++;

@@ -5,6 +5,8 @@
 
 #include "common.h"
 
+#include <stdbool.h>
+
 struct standin_wheel {
 	char *root;     /* a temporary folder */
 	char *lib;      /* ROOT/site-packages/nvidia/cuda_nvrtc/lib */
@@ -58,3 +60,14 @@ char *standin_collating_locales(void);
 
 /* The environment entry that preloads the runtime (NVI_RUNTIME). */
 const char *standin_preload(void);
+
+/* The NVRTC wheel with builtins and a libcuda.so.1 stand-in beside NVRTC (a driver in the folder
+   the runtime registers). With reaches_no_driver, NVRTC is linked with -z nodefaultlib: run
+   through test_probe_without_cache, its own search for the driver (no LD_LIBRARY_PATH, no RUNPATH,
+   no default folder, no cache) ends without one on any machine, so the runtime is asked. */
+struct standin_wheel standin_nvrtc_wheel_with_driver(bool reaches_no_driver);
+
+/* The driver rule under policy (NULL: the default), held on any machine, checked by path: the
+   wheel's libcuda.so.1 stand-in is never mapped, and the driver an NVRTC-like library ends with
+   is the one the loader finds without the runtime (this machine's, or none). */
+void standin_check_driver_is_left_to_the_loader(const char *policy);

@@ -183,12 +183,7 @@ END_TEST
 
 START_TEST(test_coherent_never_redirects_the_driver)
 {
-	struct standin_wheel wheel = standin_nvrtc_wheel(1);
-	test_build_library("value.c", test_format("%s/libcuda.so.1", wheel.lib), "libcuda.so.1", "");
-	const char *env[] = { standin_preload(), "NVINTERPOSE_POLICY=coherent", NULL };
-	struct test_run run = test_probe(env, test_format("call %s nvrtc_like_compile call %s nvrtc_like_driver", wheel.nvrtc, wheel.nvrtc));
-	ck_assert_msg(test_contains(run.output, "call nvrtc_like_compile: 42"), "%s", run.output);
-	ck_assert_msg(test_contains(run.output, "call nvrtc_like_driver: 0"), "%s", run.output);
+	standin_check_driver_is_left_to_the_loader("coherent");
 }
 END_TEST
 

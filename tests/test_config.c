@@ -438,6 +438,38 @@ START_TEST(test_config_set_replaces_what_config_get_returns)
 }
 END_TEST
 
+/* The table of settings (which the reference shows, held to it by the documents test) is the one
+   config_read reads: every name it asks for is in the table, and each of the table's runtime
+   settings is asked for; the others are read by the Python package's .pth. */
+START_TEST(test_config_read_reads_the_settings_of_the_table)
+{
+	struct config config;
+	asked[0] = '\0';
+	config_read(&config, recording_getenv, false);
+	for (char *name = asked, *end; (end = strchr(name, '\n')); name = end + 1) {
+		*end = '\0';
+		bool listed = false;
+		for (size_t k = 0; config_setting(k, NULL); k++)
+			listed |= strcmp(config_setting(k, NULL), name) == 0;
+		ck_assert_msg(listed, "config_read reads %s, which the table of settings lacks", name);
+		*end = '\n';
+	}
+	char *pth = test_read_file(test_format("%s/python/nvinterpose-auto.pth", test_setting("NVI_SOURCE_ROOT")));
+	ck_assert_ptr_nonnull(pth);
+	size_t count = 0;
+	bool runtime;
+	for (const char *name; (name = config_setting(count, &runtime)); count++) {
+		bool read = test_contains(test_format("\n%s", asked), test_format("\n%s\n", name));
+		if (runtime)
+			ck_assert_msg(read, "the table lists %s as the runtime's, but config_read does not read it", name);
+		else
+			ck_assert_msg(!read && test_contains(pth, test_format("\"%s\"", name)),
+				      "the table lists %s as the Python package's: the runtime reads it, or the .pth does not", name);
+	}
+	ck_assert_uint_ge(count, 8);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *suite = suite_create("config");
@@ -469,6 +501,7 @@ int main(void)
 	tcase_add_test(tc, test_patch_switch_is_on_by_default_and_0_turns_it_off);
 	tcase_add_test(tc, test_windows_switches_are_on_by_default_and_0_or_1);
 	tcase_add_test(tc, test_config_set_replaces_what_config_get_returns);
+	tcase_add_test(tc, test_config_read_reads_the_settings_of_the_table);
 	suite_add_tcase(suite, tc);
 	return test_main(suite);
 }

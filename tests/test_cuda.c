@@ -40,14 +40,6 @@ static struct nvrtc_wheel nvrtc_wheel_in(const char *package)
 
 static struct nvrtc_wheel nvrtc_wheel(void) { return nvrtc_wheel_in("cu13"); }
 
-/* The probe started through the loader with the cache off, so the toolkit's folder is not found. */
-static struct test_run probe_without_cache(const char *const *env, const char *args)
-{
-	char *command = test_format("exec '%s' --inhibit-cache '%s' %s", test_interpreter(), test_setting("NVI_PROBE"), args);
-	const char *argv[] = { "/bin/sh", "-c", command, NULL };
-	return test_run(argv, env, 300);
-}
-
 /* The probe through the launcher with options, the loader's cache off. */
 static struct test_run launched_with(const char *options, const char *const *env, const char *args)
 {
@@ -63,7 +55,7 @@ static struct test_run launched_audit(const char *const *env, const char *args) 
 START_TEST(test_real_nvrtc_compile_fails_without_the_runtime)
 {
 	struct nvrtc_wheel wheel = nvrtc_wheel();
-	struct test_run run = probe_without_cache(no_env, test_format("nvrtc %s", wheel.nvrtc));
+	struct test_run run = test_probe_without_cache(no_env, test_format("nvrtc %s", wheel.nvrtc));
 	ck_assert_msg(test_contains(run.output, "nvrtc compile: failed: nvrtc: error: failed to open libnvrtc-builtins.so.13.0."), "%s", run.output);
 }
 END_TEST
@@ -72,7 +64,7 @@ START_TEST(test_real_nvrtc_compiles_with_the_runtime_preloaded)
 {
 	struct nvrtc_wheel wheel = nvrtc_wheel();
 	const char *env[] = { test_format("LD_PRELOAD=%s", test_setting("NVI_RUNTIME")), NULL };
-	struct test_run run = probe_without_cache(env, test_format("nvrtc %s maps builtins", wheel.nvrtc));
+	struct test_run run = test_probe_without_cache(env, test_format("nvrtc %s maps builtins", wheel.nvrtc));
 	ck_assert_msg(test_contains(run.output, "nvrtc compile: ok"), "%s", run.output);
 	ck_assert_msg(test_count(run.output, "maps: ") == 1, "exactly one builtins: %s", run.output);
 	ck_assert_msg(test_contains(run.output, test_format("maps: %s\n", wheel.builtins)), "%s", run.output);
@@ -85,10 +77,10 @@ START_TEST(test_real_nvrtc_loaded_with_deepbind_compiles_with_the_runtime_preloa
 {
 	struct nvrtc_wheel wheel = nvrtc_wheel();
 	char *args = test_format("open:now,deepbind %s nvrtc %s maps builtins", wheel.nvrtc, wheel.nvrtc);
-	struct test_run plain = probe_without_cache(no_env, args);
+	struct test_run plain = test_probe_without_cache(no_env, args);
 	ck_assert_msg(test_contains(plain.output, "nvrtc compile: failed: nvrtc: error: failed to open libnvrtc-builtins.so.13.0."), "%s", plain.output);
 	const char *env[] = { test_format("LD_PRELOAD=%s", test_setting("NVI_RUNTIME")), NULL };
-	struct test_run run = probe_without_cache(env, args);
+	struct test_run run = test_probe_without_cache(env, args);
 	ck_assert_msg(test_contains(run.output, "nvrtc compile: ok"), "%s", run.output);
 	ck_assert_msg(test_contains(run.output, test_format("maps: %s\n", wheel.builtins)), "%s", run.output);
 }
@@ -119,7 +111,7 @@ END_TEST
 START_TEST(test_real_nvrtc_compiles_with_the_runtime_attached_late)
 {
 	struct nvrtc_wheel wheel = nvrtc_wheel();
-	struct test_run run = probe_without_cache(no_env, test_format("open %s late %s nvrtc %s maps builtins", wheel.nvrtc,
+	struct test_run run = test_probe_without_cache(no_env, test_format("open %s late %s nvrtc %s maps builtins", wheel.nvrtc,
 								    test_setting("NVI_RUNTIME"), wheel.nvrtc));
 	ck_assert_msg(test_contains(run.output, "late: attached"), "%s", run.output);
 	ck_assert_msg(test_contains(run.output, "nvrtc compile: ok"), "%s", run.output);
@@ -135,10 +127,10 @@ START_TEST(test_real_nvrtc_compiles_with_the_runtime_attached_before_it_and_no_r
 	struct nvrtc_wheel wheel = nvrtc_wheel_in("cu13");
 	char *args = test_format("late %s nvrtc %s maps builtins", test_setting("NVI_RUNTIME"), wheel.nvrtc);
 	const char *off[] = { "NVINTERPOSE_PATCH=0", NULL };
-	struct test_run unpatched = probe_without_cache(off, args);
+	struct test_run unpatched = test_probe_without_cache(off, args);
 	ck_assert_msg(test_contains(unpatched.output, "nvrtc compile: failed: nvrtc: error: failed to open libnvrtc-builtins.so.13.0."), "%s",
 		      unpatched.output);
-	struct test_run run = probe_without_cache(no_env, args);
+	struct test_run run = test_probe_without_cache(no_env, args);
 	ck_assert_msg(test_contains(run.output, "late: attached"), "%s", run.output);
 	ck_assert_msg(test_contains(run.output, "nvrtc compile: ok"), "%s", run.output);
 	ck_assert_msg(test_count(run.output, "maps: ") == 1, "exactly one builtins: %s", run.output);
@@ -158,8 +150,8 @@ static void check_every_way_in_like_plain(const char *label, const char *const *
 		settings[n++] = extra;
 	if (policy)
 		settings[n++] = policy;
-	struct standin_runs runs = { .label = test_format("%s, %s", label, policy ? policy : "fallback"), .plain_run = probe_without_cache,
-				     .run = probe_without_cache, .plain_env = plain_env, .plain_args = compile, .args = compile,
+	struct standin_runs runs = { .label = test_format("%s, %s", label, policy ? policy : "fallback"), .plain_run = test_probe_without_cache,
+				     .run = test_probe_without_cache, .plain_env = plain_env, .plain_args = compile, .args = compile,
 				     .result = "nvrtc compile: " };
 	standin_check_every_way_in(&runs, settings, nvrtc);
 	runs.label = test_format("%s, the launcher", runs.label);
@@ -183,7 +175,7 @@ START_TEST(test_real_nvrtc_with_cut_builtins_is_never_worse_than_without_the_run
 {
 	struct nvrtc_wheel wheel = nvrtc_wheel();
 	ck_assert_int_eq(truncate(wheel.builtins, 3000000), 0);
-	struct test_run plain = probe_without_cache(no_env, test_format("nvrtc %s", wheel.nvrtc));
+	struct test_run plain = test_probe_without_cache(no_env, test_format("nvrtc %s", wheel.nvrtc));
 	ck_assert_msg(test_contains(plain.output, "nvrtc compile: failed: nvrtc: error: failed to open libnvrtc-builtins.so.13.0."), "%s",
 		      plain.output);
 	const char *policies[] = { NULL, "NVINTERPOSE_POLICY=coherent" };
@@ -215,10 +207,10 @@ START_TEST(test_real_cusparse_needs_the_sibling_wheels_nvjitlink)
 {
 	char *nvjitlink;
 	char *cusparse = cusparse_wheels(&nvjitlink);
-	struct test_run plain = probe_without_cache(no_env, test_format("open %s", cusparse));
+	struct test_run plain = test_probe_without_cache(no_env, test_format("open %s", cusparse));
 	ck_assert_msg(test_contains(plain.output, "error: libnvJitLink.so.13: cannot open shared object file"), "%s", plain.output);
 	const char *env[] = { test_format("LD_PRELOAD=%s", test_setting("NVI_RUNTIME")), NULL };
-	struct test_run run = probe_without_cache(env, test_format("open %s maps libnvJitLink", cusparse));
+	struct test_run run = test_probe_without_cache(env, test_format("open %s maps libnvJitLink", cusparse));
 	ck_assert_msg(test_contains(run.output, test_format("open %s: %s\n", cusparse, cusparse)), "%s", run.output);
 	ck_assert_msg(test_count(run.output, "maps: ") == 1, "one nvJitLink: %s", run.output);
 	ck_assert_msg(test_contains(run.output, test_format("maps: %s\n", nvjitlink)), "%s", run.output);
@@ -229,7 +221,7 @@ START_TEST(test_real_cusparse_by_path_loads_with_the_runtime_attached_before_it)
 {
 	char *nvjitlink;
 	char *cusparse = cusparse_wheels(&nvjitlink);
-	struct test_run run = probe_without_cache(no_env, test_format("late %s open %s maps libnvJitLink", test_setting("NVI_RUNTIME"), cusparse));
+	struct test_run run = test_probe_without_cache(no_env, test_format("late %s open %s maps libnvJitLink", test_setting("NVI_RUNTIME"), cusparse));
 	ck_assert_msg(test_contains(run.output, test_format("open %s: %s\n", cusparse, cusparse)), "%s", run.output);
 	ck_assert_msg(test_count(run.output, "maps: ") == 1, "one nvJitLink: %s", run.output);
 	ck_assert_msg(test_contains(run.output, test_format("maps: %s\n", nvjitlink)), "%s", run.output);

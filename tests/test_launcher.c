@@ -232,18 +232,15 @@ START_TEST(test_print_env_sh_is_eval_safe_and_exported)
 	test_mkdirs(odd);
 	/* A line break: in an inherited value (the options refuse one). */
 	char *log = test_format("%s/events\nlog.jsonl", odd);
-	setenv("NVI_ODD", odd, 1);
-	setenv("NVI_LOG", log, 1);
+	const char *named[] = { test_format("NVI_ODD=%s", odd), test_format("NVI_LOG=%s", log), NULL };
 	char *command = test_format("NVINTERPOSE_LOG_FILE=\"$NVI_LOG\" && export NVINTERPOSE_LOG_FILE && "
 				    "eval \"$('%s' --print-env --path \"$NVI_ODD\" --policy coherent)\" && "
 				    "sh -c '[ \"$NVINTERPOSE_PATH\" = \"$NVI_ODD\" ] && [ \"$NVINTERPOSE_LOG_FILE\" = \"$NVI_LOG\" ] && "
 				    "echo \"exported: $NVINTERPOSE_POLICY $LD_PRELOAD\"'",
 				    test_setting("NVI_RUN"));
-	struct test_run run = shell(no_env, command);
+	struct test_run run = shell(named, command);
 	ck_assert_msg(run.status == 0 && test_contains(run.output, test_format("exported: coherent %s\n", test_setting("NVI_RUNTIME"))), "%s",
 		      run.output);
-	unsetenv("NVI_ODD");
-	unsetenv("NVI_LOG");
 
 	run = launcher(no_env, "--print-env --policy off");
 	ck_assert_str_eq(run.output, test_format("export LD_PRELOAD='%s'\nexport NVINTERPOSE_POLICY='off'\n", test_setting("NVI_RUNTIME")));
@@ -324,6 +321,24 @@ START_TEST(test_print_env_checks_inherited_settings)
 	struct test_run run = launcher(env, "--print-env=github --policy=off --log-file=/tmp/e.jsonl");
 	ck_assert_msg(run.status == 0 && test_contains(run.output, "\nNVINTERPOSE_POLICY=off\nNVINTERPOSE_LOG_FILE=/tmp/e.jsonl\n"), "%s",
 		      run.output);
+}
+END_TEST
+
+/* In a shell whose LD_PRELOAD holds the runtime and a copy of it from elsewhere, with logging at
+   info (a daily user's): the runtime in the launcher's own processes says so on stderr, and the
+   launcher's standard output stays the settings alone (eval-safe), the command's its own. The
+   settings are given to the launcher alone, not to the shell that starts it. */
+START_TEST(test_standard_output_is_the_launchers_alone_with_logging_inherited)
+{
+	char *copy = test_format("%s/libnvinterpose.so.0", test_mkdirs(test_format("%s/other", test_tmpdir())));
+	test_copy_file(test_setting("NVI_RUNTIME"), copy);
+	char *launcher = test_format("LD_PRELOAD='%s %s' NVINTERPOSE_LOG=info '%s'", test_setting("NVI_RUNTIME"), copy, test_setting("NVI_RUN"));
+	struct test_run run = shell(no_env, test_format("%s --print-env", launcher));
+	ck_assert_msg(test_contains(run.output, "nvinterpose: info: "), "the runtime logs in the launcher's processes: %s", run.output);
+	run = shell(no_env, test_format("%s --print-env 2>/dev/null", launcher));
+	ck_assert_str_eq(run.output, test_format("export LD_PRELOAD='%s'\nexport NVINTERPOSE_LOG='info'\n", test_setting("NVI_RUNTIME")));
+	run = shell(no_env, test_format("%s -- sh -c 'echo \"preload: $LD_PRELOAD\"' 2>/dev/null", launcher));
+	ck_assert_str_eq(run.output, test_format("preload: %s\n", test_setting("NVI_RUNTIME")));
 }
 END_TEST
 
@@ -603,6 +618,7 @@ int main(void)
 	tcase_add_test(tc, test_print_env_github_lines);
 	tcase_add_test(tc, test_print_env_json_is_one_object);
 	tcase_add_test(tc, test_print_env_checks_inherited_settings);
+	tcase_add_test(tc, test_standard_output_is_the_launchers_alone_with_logging_inherited);
 	tcase_add_test(tc, test_command_that_cannot_be_run_gets_the_launchers_message);
 	tcase_add_test(tc, test_command_named_like_an_option_is_run_under_every_shell);
 	tcase_add_test(tc, test_path_is_searched_as_the_shell_searches_it);

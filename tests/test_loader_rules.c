@@ -252,7 +252,7 @@ END_TEST
 
 START_TEST(test_no_symbol_needs_a_glibc_above_2_17)
 {
-	/* The README promises glibc 2.17 or newer on x86-64 and aarch64: under LD_PRELOAD a version the
+	/* The documents promise glibc 2.17 or newer on x86-64 and aarch64: under LD_PRELOAD a version the
 	   running glibc lacks is the loader's fatal error, before any of the runtime's code runs. */
 	const char *argv[] = { "/bin/sh", "-c", test_format("objdump -T '%s' | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -n 1", test_setting("NVI_RUNTIME")), NULL };
 	struct test_run run = test_run(argv, no_env, 60);

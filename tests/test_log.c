@@ -1,6 +1,6 @@
 /* The human log on stderr and the JSON-lines event log: escaping that never breaks a string nor a
    character and always gives UTF-8, one whole line per event from any thread, lines cut on a
-   character boundary and marked, the fields of each kind as the README lists them, and a log that
+   character boundary and marked, the fields of each kind as the log room's table lists them, and a log that
    writes only into its own file: no descriptor held, no symbolic link followed, no file of another
    user's, rotation followed, no line glued to a partial one. */
 #define _GNU_SOURCE
@@ -137,7 +137,7 @@ END_TEST
 
 static char *event_log_path(void) { return test_format("%s/events.jsonl", test_tmpdir()); }
 
-/* The one line of the log at path, checked against the README's table of events. */
+/* The one line of the log at path, checked against the log room's table of events. */
 static char *only_line(const char *path)
 {
 	char **lines;
@@ -209,9 +209,10 @@ START_TEST(test_missing_event_fields_are_null)
 }
 END_TEST
 
-/* One event of every kind the README lists, with every value given: each line has exactly the
-   fields the table gives its kind, in its order; and the log writes no kind the README lacks. */
-START_TEST(test_every_event_kind_has_the_fields_of_the_readme)
+/* One event of every kind of the log room's table, with every value given: each line has exactly
+   the fields log_event_field gives its kind, in its order (the writer and the table's reader walk
+   the table apart). The documents test holds docs/event-log.md and nvinterpose(7) to the table. */
+START_TEST(test_every_event_kind_has_the_fields_of_the_table)
 {
 	char *path = event_log_path();
 	ck_assert(log_open_event_file(path));
@@ -225,12 +226,6 @@ START_TEST(test_every_event_kind_has_the_fields_of_the_readme)
 	ck_assert_uint_eq(test_event_lines(path, &lines), count); /* a kind the log does not write is missing */
 	for (size_t i = 0; i < count; i++)
 		ck_assert_str_eq(test_event_value(lines[i], "event"), kinds[i]);
-	for (size_t i = 0; log_event_kind(i); i++) {
-		bool listed = false;
-		for (size_t k = 0; k < count; k++)
-			listed |= strcmp(kinds[k], log_event_kind(i)) == 0;
-		ck_assert_msg(listed, "the log writes \"%s\" events, which the README's table does not list", log_event_kind(i));
-	}
 	char *miss = lines[0];
 	for (size_t i = 0; i < count; i++)
 		if (strcmp(kinds[i], "miss") == 0)
@@ -1139,7 +1134,7 @@ int main(void)
 			    sizeof(cut_inputs) / sizeof(cut_inputs[0]));
 	tcase_add_test(tc, test_event_is_one_json_line_with_every_field);
 	tcase_add_test(tc, test_missing_event_fields_are_null);
-	tcase_add_test(tc, test_every_event_kind_has_the_fields_of_the_readme);
+	tcase_add_test(tc, test_every_event_kind_has_the_fields_of_the_table);
 	tcase_add_test(tc, test_event_of_an_unknown_kind_is_not_written);
 	tcase_add_test(tc, test_summary_has_its_figures_as_numbers);
 	tcase_add_test(tc, test_name_that_is_not_utf8_is_replaced_and_kept_in_hex);

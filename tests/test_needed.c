@@ -203,9 +203,11 @@ static void check_token_in_the_parents_runpath_is_expanded_as_the_loader_does(co
 	ck_assert_msg(test_contains(run.output, "call cusparse_value: 1007"), "the wheel sibling's: %s", run.output);
 }
 
+/* On both kinds of CPU (tests/common.h): "haswell" or "x86_64", as the loader says. */
 START_TEST(test_platform_in_the_parents_runpath_is_the_loaders_dl_platform)
 {
-	check_token_in_the_parents_runpath_is_expanded_as_the_loader_does("by-platform/$PLATFORM");
+	if (test_cpu_kind(_i))
+		check_token_in_the_parents_runpath_is_expanded_as_the_loader_does("by-platform/$PLATFORM");
 }
 END_TEST
 
@@ -355,12 +357,15 @@ END_TEST
 
 START_TEST(test_legacy_subfolders_without_the_name_leave_the_search_known)
 {
-	/* cusparse's RUNPATH folder has the legacy hwcap subfolders tls/ and x86_64/tls/, empty: they
-	   cannot give the loader an nvJitLink, so the runtime still knows the loader finds none and
-	   supplies the wheel sibling's. */
+	/* cusparse's RUNPATH folder has the legacy hwcap subfolders tls/, x86_64/tls/ and the
+	   platform's (PLATFORM/tls/), empty: they cannot give the loader an nvJitLink, so the runtime
+	   still knows the loader finds none and supplies the wheel sibling's. On both kinds of CPU. */
+	if (!test_cpu_kind(_i))
+		return;
 	struct wheels w = make_wheels();
 	test_mkdirs(test_format("%s/tls", w.cusparse));
 	test_mkdirs(test_format("%s/x86_64/tls", w.cusparse));
+	test_mkdirs(test_format("%s%s/tls", w.cusparse, test_loader_expansion("/$PLATFORM")));
 	const char *env[] = { standin_preload(), NULL };
 	struct test_run run = test_probe(env, test_format("call %s cusparse_value", w.cusparse_lib));
 	ck_assert_msg(test_contains(run.output, "call cusparse_value: 1007"), "%s", run.output);
@@ -416,14 +421,14 @@ int main(void)
 	tcase_add_test(tc, test_runpath_that_covers_the_dependency_needs_no_help);
 	tcase_add_test(tc, test_dt_needed_of_a_dlopened_library_never_sees_the_callers_runpath);
 	tcase_add_test(tc, test_dt_needed_of_a_dlopened_library_never_sees_the_callers_rpath);
-	tcase_add_test(tc, test_platform_in_the_parents_runpath_is_the_loaders_dl_platform);
+	tcase_add_loop_test(tc, test_platform_in_the_parents_runpath_is_the_loaders_dl_platform, 0, TEST_CPU_KINDS);
 	tcase_add_test(tc, test_lib_in_the_parents_runpath_is_the_loaders);
 	tcase_add_test(tc, test_programs_rpath_serves_the_dt_needed_of_a_dlopened_library_without_runpath);
 	tcase_add_test(tc, test_programs_rpath_does_not_serve_a_dlopened_library_with_runpath);
 	tcase_add_test(tc, test_empty_element_of_the_parents_rpath_is_the_working_folder);
 	tcase_add_test(tc, test_dt_needed_candidate_must_have_the_name_as_its_soname);
 	tcase_add_test(tc, test_copy_in_an_hwcaps_subfolder_the_runtime_cannot_rank_is_left_to_the_loader_and_said);
-	tcase_add_test(tc, test_legacy_subfolders_without_the_name_leave_the_search_known);
+	tcase_add_loop_test(tc, test_legacy_subfolders_without_the_name_leave_the_search_known, 0, TEST_CPU_KINDS);
 	tcase_add_test(tc, test_subfolder_created_after_a_walk_is_seen_by_the_next);
 	tcase_add_test(tc, test_subfolder_created_after_a_walk_is_seen_beside_another_subfolder);
 	tcase_add_test(tc, test_rtld_now_binds_what_the_runtime_supplies);

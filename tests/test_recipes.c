@@ -1,9 +1,10 @@
-/* The README's recipes for CI and test harnesses, each run here as the README gives it, on the
-   NVRTC-like stand-in (its builtins are found only with the runtime): a GitHub Actions step
-   appending to $GITHUB_ENV (the runner simulated: the file read as the runner reads it, the next
-   step run with what it says), tox with and without passenv, pytest, `meson test --wrapper`,
-   add_test_setup(exe_wrapper: ...) and a container image's ENV line. One recipe a run (the
-   argument); exits 77, saying why, where the recipe's tool is missing. */
+/* The recipes for CI and test harnesses (docs/ci.md), each run here as every document that shows
+   it gives it (docs/ci.md, the launcher's manual page, ...), on the NVRTC-like stand-in (its
+   builtins are found only with the runtime): a GitHub Actions step appending to $GITHUB_ENV (the
+   runner simulated: the file read as the runner reads it, the next step run with what it says),
+   tox with and without passenv, pytest, `meson test --wrapper`, add_test_setup(exe_wrapper: ...)
+   and a container image's ENV line. One recipe a run (the argument); exits 77, saying why, where
+   the recipe's tool is missing. */
 #define _GNU_SOURCE
 #include "common.h"
 #include "standins.h"
@@ -40,16 +41,21 @@ static const char *launcher_folder(void)
 
 static const char *path_with(const char *folder) { return test_format("PATH=%s:%s", folder, getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin"); }
 
-/* The README's line that starts with prefix, and the indented lines under it. */
-static char *readme_block(const char *prefix)
+/* The recipes' page: every recipe is there, whatever other document shows it too. */
+#define RECIPES_PAGE "docs/ci.md"
+
+/* Every form of a recipe the documents show: the lines that start with prefix (block: with the
+   indented lines under them), each distinct one once; at least one of them on the recipes' page. */
+static size_t recipe_lines(const char *prefix, bool block, struct test_document_line *lines, size_t capacity)
 {
-	char *readme = test_read_file(test_format("%s/README.md", test_setting("NVI_SOURCE_ROOT")));
-	char *start = strstr(readme, prefix);
-	ck_assert_msg(start, "README.md has no %s", prefix);
-	char *end = strchr(start, '\n');
-	while (end && (strncmp(end + 1, "    ", 4) == 0 || strncmp(end + 1, "\t", 1) == 0))
-		end = strchr(end + 1, '\n');
-	return test_format("%.*s\n", end ? (int)(end - start) : (int)strlen(start), start);
+	size_t count = test_document_lines(prefix, block, lines, capacity);
+	bool on_page = false;
+	for (size_t i = 0; i < count; i++)
+		on_page |= strcmp(lines[i].document, RECIPES_PAGE) == 0;
+	ck_assert_msg(on_page, RECIPES_PAGE " has no line that starts with %s", prefix);
+	for (size_t i = 0; i < count; i++)
+		printf("%s: %s\n", lines[i].document, lines[i].text);
+	return count;
 }
 
 /* The stand-in's check: "call nvrtc_like_compile: 42" with the runtime, an error without. */
@@ -101,27 +107,32 @@ START_TEST(test_github_actions_step_sets_the_environment_of_the_next_steps)
 	struct standin_wheel wheel = standin_nvrtc_wheel(1);
 	char *github_env = test_format("%s/github_env", wheel.root);
 	test_write_file(github_env, "");
-	/* The README's step, with the launcher the build made. */
-	char *step = test_readme_line("- run: nvinterpose-run --print-env");
-	step += strlen("- run: ");
+	/* The documents' step, with the launcher the build made. */
+	struct test_document_line steps[8];
+	size_t count = recipe_lines("- run: nvinterpose-run --print-env", false, steps, 8);
 	const char *const step_env[] = { test_format("GITHUB_ENV=%s", github_env), path_with(launcher_folder()), NULL };
-	struct test_run first = shell(step_env, test_format("%s --policy=coherent", step), 60);
-	ck_assert_msg(first.status == 0, "%s", first.output);
-	const char *const *next_env = github_runner_reads(github_env);
-	struct test_run next = shell(next_env, test_format("echo \"policy: $NVINTERPOSE_POLICY\"; %s", nvrtc_call(&wheel)), 60);
-	ck_assert_msg(fixed(&next) && test_contains(next.output, "policy: coherent\n"), "%s\n%s", test_read_file(github_env), next.output);
+	for (size_t i = 0; i < count; i++) {
+		test_write_file(github_env, "");
+		char *step = steps[i].text + strlen("- run: ");
+		struct test_run first = shell(step_env, test_format("%s --policy=coherent", step), 60);
+		ck_assert_msg(first.status == 0, "%s: %s", steps[i].document, first.output);
+		const char *const *next_env = github_runner_reads(github_env);
+		struct test_run next = shell(next_env, test_format("echo \"policy: $NVINTERPOSE_POLICY\"; %s", nvrtc_call(&wheel)), 60);
+		ck_assert_msg(fixed(&next) && test_contains(next.output, "policy: coherent\n"), "%s: %s\n%s", steps[i].document,
+			      test_read_file(github_env), next.output);
+	}
 	struct test_run without = shell(no_env, nvrtc_call(&wheel), 60);
 	ck_assert_msg(!fixed(&without), "%s", without.output);
 }
 END_TEST
 
 /* tox builds each test environment from a short list of variables: LD_PRELOAD set around tox is
-   dropped, silently, unless passenv names it (the README's lines). */
-START_TEST(test_tox_passes_the_runtime_on_only_with_passenv)
+   dropped, silently, unless passenv names it (the documents' lines). */
+static void run_tox(const char *passenv)
 {
 	struct standin_wheel wheel = standin_nvrtc_wheel(1);
-	char *passenv = readme_block("passenv =");
 	ck_assert_msg(test_contains(passenv, "LD_PRELOAD") && test_contains(passenv, "NVINTERPOSE_"), "%s", passenv);
+	passenv = test_format("%s\n", passenv);
 	for (int with = 0; with < 2; with++) {
 		char *project = test_format("%s/project%d", wheel.root, with);
 		test_mkdirs(project);
@@ -138,6 +149,14 @@ START_TEST(test_tox_passes_the_runtime_on_only_with_passenv)
 			ck_assert_msg(!fixed(&run) && test_contains(run.output, "nvrtc-like: error: failed to open libnvrtc-builtins.so.77.1"),
 				      "without passenv the runtime is dropped:\n%s", run.output);
 	}
+}
+
+START_TEST(test_tox_passes_the_runtime_on_only_with_passenv)
+{
+	struct test_document_line blocks[8];
+	size_t count = recipe_lines("passenv =", true, blocks, 8);
+	for (size_t i = 0; i < count; i++)
+		run_tox(blocks[i].text);
 }
 END_TEST
 
@@ -180,40 +199,49 @@ START_TEST(test_meson_test_wrapper)
 {
 	struct standin_wheel wheel = standin_nvrtc_wheel(1);
 	char *build = meson_project(&wheel, "");
-	char *line = test_readme_line("meson test -C build --wrapper nvinterpose-run");
+	struct test_document_line lines[8];
+	size_t count = recipe_lines("meson test -C build --wrapper nvinterpose-run", false, lines, 8);
 	const char *const env[] = { path_with(launcher_folder()), NULL };
 	struct test_run plain = shell(env, test_format("'%s' test -C '%s'", test_setting("NVI_MESON"), build), 120);
 	ck_assert_msg(plain.status != 0, "fails without: %s", plain.output);
-	/* The README's command, in the project's build folder. */
-	struct test_run run = shell(env, test_format("cd '%s/..' && %s", build, line), 120);
-	ck_assert_msg(run.status == 0, "%s: %d\n%s", line, run.status, run.output);
+	/* The documents' command, in the project's build folder. */
+	for (size_t i = 0; i < count; i++) {
+		struct test_run run = shell(env, test_format("cd '%s/..' && %s", build, lines[i].text), 120);
+		ck_assert_msg(run.status == 0, "%s: %s: %d\n%s", lines[i].document, lines[i].text, run.status, run.output);
+	}
 }
 END_TEST
 
 START_TEST(test_meson_test_setup_with_the_launcher_as_exe_wrapper)
 {
-	struct standin_wheel wheel = standin_nvrtc_wheel(1);
-	char *setup = test_readme_line("add_test_setup('nvinterpose'");
-	char *build = meson_project(&wheel, test_format("%s\n", setup));
-	const char *const env[] = { path_with(launcher_folder()), NULL };
-	struct test_run plain = shell(env, test_format("'%s' test -C '%s'", test_setting("NVI_MESON"), build), 120);
-	ck_assert_msg(plain.status != 0, "fails without: %s", plain.output);
-	struct test_run run = shell(env, test_format("'%s' test -C '%s' --setup nvinterpose", test_setting("NVI_MESON"), build), 120);
-	ck_assert_msg(run.status == 0, "%s: %d\n%s", setup, run.status, run.output);
+	struct test_document_line setups[8];
+	size_t count = recipe_lines("add_test_setup('nvinterpose'", false, setups, 8);
+	for (size_t i = 0; i < count; i++) {
+		struct standin_wheel wheel = standin_nvrtc_wheel(1);
+		char *build = meson_project(&wheel, test_format("%s\n", setups[i].text));
+		const char *const env[] = { path_with(launcher_folder()), NULL };
+		struct test_run plain = shell(env, test_format("'%s' test -C '%s'", test_setting("NVI_MESON"), build), 120);
+		ck_assert_msg(plain.status != 0, "fails without: %s", plain.output);
+		struct test_run run = shell(env, test_format("'%s' test -C '%s' --setup nvinterpose", test_setting("NVI_MESON"), build), 120);
+		ck_assert_msg(run.status == 0, "%s: %s: %d\n%s", setups[i].document, setups[i].text, run.status, run.output);
+	}
 }
 END_TEST
 
-/* A container image: the project installed with meson's defaults, and the README's ENV line. Run
+/* A container image: the project installed with meson's defaults, and the documents' ENV line. Run
    here as the image would, with the installed tree under a DESTDIR. */
 START_TEST(test_container_image_env_line)
 {
-	char *line = test_readme_line("ENV LD_PRELOAD=");
+	struct test_document_line lines[8];
+	size_t count = recipe_lines("ENV LD_PRELOAD=", false, lines, 8);
+	ck_assert_msg(count == 1, "the documents show %zu ENV lines for one installed tree", count);
+	char *line = lines[0].text;
 	char *value = line + strlen("ENV LD_PRELOAD=");
 	char *destdir = test_meson_install();
 	if (!destdir)
 		return;
 	char *installed = test_format("%s%s", destdir, value);
-	ck_assert_msg(access(installed, R_OK) == 0, "the README's %s names no file `meson install` puts there", line);
+	ck_assert_msg(access(installed, R_OK) == 0, "%s: %s names no file `meson install` puts there", lines[0].document, line);
 	struct standin_wheel wheel = standin_nvrtc_wheel(1);
 	const char *const env[] = { test_format("LD_PRELOAD=%s", installed), NULL };
 	struct test_run run = shell(env, nvrtc_call(&wheel), 60);
@@ -238,24 +266,35 @@ static const char *missing(void)
 	if ((strncmp(recipe, "meson", 5) == 0 || strcmp(recipe, "container") == 0) && !(getenv("NVI_MESON") && getenv("NVI_MESON")[0]))
 		return "meson was not found when the tests were configured";
 	if (strcmp(recipe, "container") == 0) {
-		/* The README's line is for an image made with meson's defaults on Debian x86-64. */
+		/* The documents' line is for an image made with meson's defaults on Debian x86-64. */
 		const char *prefix = getenv("NVI_PREFIX"), *libdir = getenv("NVI_LIBDIR");
 		static char expected[4096];
 		snprintf(expected, sizeof(expected), "%s/%s/libnvinterpose.so.0", prefix ? prefix : "", libdir ? libdir : "");
 		if (strcmp(expected, "/usr/local/lib/x86_64-linux-gnu/libnvinterpose.so.0") != 0)
-			return "this build installs the runtime elsewhere than the README's ENV line names (meson's defaults on Debian x86-64)";
+			return "this build installs the runtime elsewhere than the documents' ENV line names (meson's defaults on Debian x86-64)";
 	}
 	return NULL;
 }
 
 int main(int argc, char **argv)
 {
-	static const char *const names[] = { "github", "tox", "pytest", "meson-wrapper", "meson-setup", "container" };
+	/* The recipes, each run by its own test in tests/meson.build (the names there are these). */
+	const struct {
+		const char *name;
+		const TTest *test;
+	} recipes[] = {
+		{ "github", test_github_actions_step_sets_the_environment_of_the_next_steps },
+		{ "tox", test_tox_passes_the_runtime_on_only_with_passenv },
+		{ "pytest", test_pytest_under_the_launcher },
+		{ "meson-wrapper", test_meson_test_wrapper },
+		{ "meson-setup", test_meson_test_setup_with_the_launcher_as_exe_wrapper },
+		{ "container", test_container_image_env_line },
+	};
 	recipe = argc > 1 ? argv[1] : "";
 	size_t i = 0;
-	while (i < sizeof(names) / sizeof(names[0]) && strcmp(names[i], recipe) != 0)
+	while (i < sizeof(recipes) / sizeof(recipes[0]) && strcmp(recipes[i].name, recipe) != 0)
 		i++;
-	if (i == sizeof(names) / sizeof(names[0])) {
+	if (i == sizeof(recipes) / sizeof(recipes[0])) {
 		fprintf(stderr, "test_recipes: give one recipe: github, tox, pytest, meson-wrapper, meson-setup, container\n");
 		return 2;
 	}
@@ -267,14 +306,7 @@ int main(int argc, char **argv)
 	Suite *suite = suite_create("recipes");
 	TCase *tc = tcase_create(recipe);
 	tcase_set_timeout(tc, 300);
-	switch (i) {
-	case 0: tcase_add_test(tc, test_github_actions_step_sets_the_environment_of_the_next_steps); break;
-	case 1: tcase_add_test(tc, test_tox_passes_the_runtime_on_only_with_passenv); break;
-	case 2: tcase_add_test(tc, test_pytest_under_the_launcher); break;
-	case 3: tcase_add_test(tc, test_meson_test_wrapper); break;
-	case 4: tcase_add_test(tc, test_meson_test_setup_with_the_launcher_as_exe_wrapper); break;
-	default: tcase_add_test(tc, test_container_image_env_line); break;
-	}
+	tcase_add_test(tc, recipes[i].test);
 	suite_add_tcase(suite, tc);
 	return test_main(suite);
 }

@@ -55,15 +55,24 @@ START_TEST(test_bare_name_miss_is_a_warning_with_every_place_looked)
 }
 END_TEST
 
+/* ROOT/site-packages/nvidia/cusparse/lib/libcusparse.so.77, linked with flags against ROOT/name
+   (whose function is symbol), which is then removed: a DT_NEEDED nobody has. */
+static char *cusparse_needing_what_is_gone(const char *root, const char *name, const char *symbol, const char *flags)
+{
+	char *lib = test_format("%s/site-packages/nvidia/cusparse/lib", root);
+	test_mkdirs(lib);
+	char *gone = test_format("%s/%s", root, name), *cusparse = test_format("%s/libcusparse.so.77", lib);
+	test_build_library("value.c", gone, name, test_format("-DVALUE_SYMBOL=%s", symbol));
+	test_build_library("needer.c", cusparse, "libcusparse.so.77",
+			   test_format("-DNEEDER_SYMBOL=cusparse_value -DNEEDED_SYMBOL=%s '%s' %s", symbol, gone, flags));
+	unlink(gone);
+	return cusparse;
+}
+
 START_TEST(test_dt_needed_miss_names_the_library_that_needs_it)
 {
 	char *root = test_tmpdir(), *lib = test_format("%s/site-packages/nvidia/cusparse/lib", root);
-	test_mkdirs(lib);
-	char *gone = test_format("%s/libnvJitLink.so.77", root), *cusparse = test_format("%s/libcusparse.so.77", lib);
-	test_build_library("value.c", gone, "libnvJitLink.so.77", "-DVALUE_SYMBOL=nvjitlink_value -DVALUE=7");
-	test_build_library("needer.c", cusparse, "libcusparse.so.77",
-			   test_format("-DNEEDER_SYMBOL=cusparse_value -DNEEDED_SYMBOL=nvjitlink_value '%s' -Wl,--enable-new-dtags,-rpath,'$ORIGIN'", gone));
-	unlink(gone);
+	char *cusparse = cusparse_needing_what_is_gone(root, "libnvJitLink.so.77", "nvjitlink_value", "-Wl,--enable-new-dtags,-rpath,'$ORIGIN'");
 	char *log = test_format("%s/events.jsonl", root);
 	const char *env[] = { standin_preload(), "NVINTERPOSE_LOG=warn", log_setting(log), NULL };
 	struct test_run run = test_probe(env, test_format("open %s", cusparse));
@@ -127,7 +136,6 @@ static const char *name_the_loader_finds(void)
    loader's own answer, asked without loading, decides). */
 START_TEST(test_name_the_loader_finds_in_its_cache_is_no_miss)
 {
-	unsetenv("LD_LIBRARY_PATH");
 	const char *name = name_the_loader_finds();
 	if (!name) {
 		printf("skipped: no NVIDIA library in this machine's ld.so.cache or system folders\n");
@@ -145,21 +153,18 @@ START_TEST(test_name_the_loader_finds_in_its_cache_is_no_miss)
 }
 END_TEST
 
-/* libcuda.so.1 where there is no driver: said at info, not as a warning. */
+/* libcuda.so.1 where the loader finds no driver (for an asker that reaches none on any machine):
+   said at info, not as a warning. */
 START_TEST(test_driver_library_miss_is_info_not_a_warning)
 {
-	dlerror();
-	if (dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD) || !dlerror()) {
-		printf("skipped: this machine has libcuda.so.1\n");
-		return;
-	}
-	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	struct standin_wheel wheel = standin_nvrtc_wheel_with_driver(true);
 	char *log = test_format("%s/events.jsonl", wheel.root);
 	const char *warn[] = { standin_preload(), "NVINTERPOSE_LOG=warn", NULL };
-	struct test_run run = test_probe(warn, test_format("call %s nvrtc_like_driver", wheel.nvrtc));
+	struct test_run run = test_probe_without_cache(warn, test_format("call %s nvrtc_like_driver", wheel.nvrtc));
+	ck_assert_msg(test_contains(run.output, "call nvrtc_like_driver: 0"), "%s", run.output);
 	ck_assert_msg(!test_contains(run.output, "libcuda.so.1 wanted by"), "%s", run.output);
 	const char *info[] = { standin_preload(), "NVINTERPOSE_LOG=info", log_setting(log), NULL };
-	run = test_probe(info, test_format("call %s nvrtc_like_driver", wheel.nvrtc));
+	run = test_probe_without_cache(info, test_format("call %s nvrtc_like_driver", wheel.nvrtc));
 	ck_assert_msg(test_contains(run.output, test_format("nvinterpose: info: libcuda.so.1 wanted by %s (dlopen by bare name): not found; looked in ",
 							    wheel.nvrtc)), "%s", run.output);
 	char *miss = test_find_event(log, "miss", "name", "libcuda.so.1");
@@ -167,6 +172,26 @@ START_TEST(test_driver_library_miss_is_info_not_a_warning)
 	ck_assert_str_eq(test_event_value(miss, "family"), "cuda");
 	/* The runtime never supplies a driver library: only the loader's places are listed. */
 	ck_assert_msg(!test_contains(test_event_value(miss, "looked"), "caller_folder"), "%s", miss);
+}
+END_TEST
+
+/* The same for a DT_NEEDED: a library linked with -z nodefaultlib needs libcuda.so.1, which its
+   search (no RUNPATH, no system folder, the probe started without the cache) finds nowhere on any
+   machine, whatever driver the machine has: a miss, at info. */
+START_TEST(test_driver_needed_by_a_library_that_reaches_none_is_a_miss_at_info)
+{
+	char *root = test_tmpdir();
+	char *cusparse = cusparse_needing_what_is_gone(root, "libcuda.so.1", "driver_value", "-Wl,-z,nodefaultlib");
+	char *log = test_format("%s/events.jsonl", root);
+	const char *env[] = { standin_preload(), "NVINTERPOSE_LOG=info", log_setting(log), NULL };
+	struct test_run run = test_probe_without_cache(env, test_format("open %s", cusparse));
+	ck_assert_msg(test_contains(run.output, "error: libcuda.so.1: cannot open shared object file"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("nvinterpose: info: libcuda.so.1 wanted by %s (DT_NEEDED): not found; looked in ",
+							    cusparse)), "%s", run.output);
+	char *miss = test_find_event(log, "miss", "name", "libcuda.so.1");
+	ck_assert_msg(miss, "%s", test_read_file(log));
+	ck_assert_str_eq(test_event_value(miss, "family"), "cuda");
+	ck_assert_str_eq(test_event_value(miss, "reason"), "DT_NEEDED");
 }
 END_TEST
 
@@ -321,6 +346,7 @@ int main(void)
 	tcase_add_test(tc, test_probe_for_a_more_exact_version_is_info);
 	tcase_add_test(tc, test_name_the_loader_finds_in_its_cache_is_no_miss);
 	tcase_add_test(tc, test_driver_library_miss_is_info_not_a_warning);
+	tcase_add_test(tc, test_driver_needed_by_a_library_that_reaches_none_is_a_miss_at_info);
 	tcase_add_test(tc, test_places_are_looked_up_only_when_someone_reads_them);
 	tcase_add_test(tc, test_report_lists_what_the_process_did);
 	tcase_add_test(tc, test_report_counts_a_miss);

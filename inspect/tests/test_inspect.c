@@ -38,9 +38,15 @@ static struct test_run inspect(const char *const *env, const char *format, ...)
 	va_start(list, format);
 	ck_assert_int_ge(vasprintf(&args, format, list), 0);
 	va_end(list);
-	char *command = test_format("exec '%s' %s", test_setting("NVI_INSPECT"), args);
+	/* As the test's kind of CPU (tests/common.h), its loader probe too. */
+	const char *emulated[16] = { 0 };
+	size_t n = 0;
+	for (; env && env[n] && n < 14; n++)
+		emulated[n] = env[n];
+	emulated[n] = test_cpu_spawn_setting();
+	char *command = test_format("exec %s'%s' %s", test_cpu_prefix(), test_setting("NVI_INSPECT"), args);
 	const char *argv[] = { "/bin/sh", "-c", command, NULL };
-	struct test_run run = test_run(argv, env, 60);
+	struct test_run run = test_run(argv, emulated, 60);
 	free(command);
 	free(args);
 	return run;
@@ -71,7 +77,7 @@ static void assert_loader_agrees(const char *file, const char *const *env, const
 	const char *traced[8] = { "LD_TRACE_LOADED_OBJECTS=1" };
 	for (size_t i = 0; env && env[i] && i < 6; i++)
 		traced[i + 1] = env[i];
-	struct test_run run = test_run(argv, traced, 60);
+	struct test_run run = test_run(test_cpu_argv(argv), traced, 60);
 	size_t checked = 0;
 	for (char *line = strtok(run.output, "\n"); line; line = strtok(NULL, "\n")) {
 		while (isspace((unsigned char)*line))
@@ -412,7 +418,9 @@ END_TEST
 START_TEST(test_lib_and_platform_tokens_expand_as_the_loader_does)
 {
 	/* RUNPATH ROOT/l/$LIB:ROOT/p/$PLATFORM, with a copy under every value either could have: the
-	   real loader says which it meant. */
+	   real loader says which it meant. On both kinds of CPU (tests/common.h). */
+	if (!test_cpu_kind(_i))
+		return;
 	char *root = test_tmpdir();
 	const char *libs[] = { "lib", "lib64", "lib32", "lib/x86_64-linux-gnu", "lib/aarch64-linux-gnu", "lib/i386-linux-gnu" };
 	for (size_t i = 0; i < sizeof(libs) / sizeof(libs[0]); i++)
@@ -439,9 +447,12 @@ END_TEST
 /* A RUNPATH folder whose only copy lies in one of the subfolders the loader may try there before
    the folder itself: the legacy hwcap folders of glibc before 2.37 (the platform's, "tls", the
    hwcap names, two levels deep), which the loader names itself ($PLATFORM is dl_platform). Each
-   layout alone; the inspector's answer must be the real loader's, found or not. */
+   layout alone; the inspector's answer must be the real loader's, found or not. On both kinds of
+   CPU (tests/common.h). */
 START_TEST(test_legacy_hwcap_subfolders_are_searched_as_the_loader_does)
 {
+	if (!test_cpu_kind(_i))
+		return;
 	const char *subdirs[] = { "tls", "x86_64", "haswell", "xeon_phi", "avx512_1", "aarch64", "tls/x86_64",
 				  "x86_64/x86_64", "tls/haswell/x86_64", "haswell/x86_64", "platform", "tls/platform" };
 	char *platform = test_loader_expansion("/$PLATFORM");
@@ -1171,7 +1182,7 @@ START_TEST(test_a_missing_required_run_time_dependent_is_a_miss)
 	ck_assert_msg(test_contains(run.output, test_format("  supply %s/libnvrtc-builtins.so.77.0 (registered_origin) for %s's dlopen of libnvrtc-builtins.so.77.0",
 							 w.lib, w.nvrtc)), "%.3000s", run.output);
 	/* Not in an AddressSanitizer build: there ASan's runtime must come first in a process, before
-	   any preload (README, Sanitizers). */
+	   any preload (HACKING.md, Sanitizers). */
 	const char *sanitize = getenv("NVI_SANITIZE");
 	if (sanitize && strstr(sanitize, "address")) {
 		printf("the preloaded compile of test_a_missing_required_run_time_dependent_is_a_miss is left out: an AddressSanitizer build\n");
@@ -1368,9 +1379,9 @@ START_TEST(test_a_cache_that_cannot_be_read_is_said_in_text_mode)
 }
 END_TEST
 
-/* The fields of every part of the document are the README's, and every id names an object of the
-   same file: checked by Python's json over a run with a what-if, a miss, run-time entries and a
-   mixed origin. */
+/* The fields of every part of the document are those docs/inspector.md lists, and every id names
+   an object of the same file: checked by Python's json over a run with a what-if, a miss, run-time
+   entries and a mixed origin. */
 static const char schema_check[] =
 	"import json, sys\n"
 	"d = json.load(sys.stdin)\n"
@@ -1818,8 +1829,8 @@ int main(void)
 	tcase_add_test(tc, test_library_of_another_class_is_skipped);
 	tcase_add_test(tc, test_without_cache_the_default_folders_serve);
 	tcase_add_test(tc, test_glibc_hwcaps_subfolders_come_before_their_folder);
-	tcase_add_test(tc, test_lib_and_platform_tokens_expand_as_the_loader_does);
-	tcase_add_test(tc, test_legacy_hwcap_subfolders_are_searched_as_the_loader_does);
+	tcase_add_loop_test(tc, test_lib_and_platform_tokens_expand_as_the_loader_does, 0, TEST_CPU_KINDS);
+	tcase_add_loop_test(tc, test_legacy_hwcap_subfolders_are_searched_as_the_loader_does, 0, TEST_CPU_KINDS);
 	tcase_add_test(tc, test_dependency_cycles_end);
 	tcase_add_test(tc, test_needed_with_a_slash_is_opened_as_that_path);
 	tcase_add_test(tc, test_json_is_one_document_with_every_dependency_an_object);

@@ -334,12 +334,14 @@ static bool other_version(const struct finding *finding, int family, const char 
 }
 
 /* A miss, with the places the walk tried, unless the loader's own answer for the name (its
-   ld.so.cache, which no walk sees) finds it. */
+   ld.so.cache, which no walk sees) finds it. That answer is asked from the runtime's frame, so it
+   is the asker's too, but for an asker with DF_1_NODEFLIB. Its search skips the system folders and
+   their cache entries, so for it the walk alone decides. */
 static void report_miss(const struct findings *findings, const struct policy_answer *answer)
 {
 	const struct plan_request *request = findings->request;
 	const struct finding *finding = &findings->loader;
-	if (!findings->request->heard || loader_facts_finds_by_name(request->name))
+	if (!request->heard || (!findings->question.asker_nodeflib && loader_facts_finds_by_name(request->name)))
 		return;
 	char *other = finding->looked ? malloc(PATH_MAX) : NULL;
 	bool has_other = other && other_version(finding, request->family, request->name, other, PATH_MAX);

@@ -180,7 +180,7 @@ static bool names_a_device(const wchar_t *path)
 
 /* Windows decides who may write a folder by its access-control list, not by an owner and mode
    bits, and Wine, where this build is tested, does not enforce file ACLs: the trust rule is not
-   applied on Windows (README). */
+   applied on Windows (docs/windows.md). */
 bool platform_access_of(const char *path, struct platform_access *access)
 {
 	(void)path, (void)access;

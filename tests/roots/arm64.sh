@@ -49,9 +49,9 @@ aarch64-linux-gnu-gcc -O2 -pthread "$here/qemu_fork_syscall.c" -o "$build/qemu-f
 	root_run "$root" $binds -- timeout -s KILL 30 "$build/qemu-fork-syscall" ||
 	echo "qemu-user hung or failed on forks beside a thread in system calls (status $?)"
 
-# The runtime's suites (unit, preload: the loader-semantics check and the BTI test among them); the
+# The runtime's suites (unit, preload: the loader-semantics checks and the BTI test among them); the
 # inspector's suites are left out, which under qemu take longer than all of these together.
-tests="config libnames search log registry dynamic preload needed coherent loader_rules bad_input stress secure launcher loader_semantics bti"
+tests="config libnames search log registry dynamic preload needed coherent loader_rules bad_input stress secure launcher loader_semantics caller_semantics bti"
 started=$(now)
 status=0
 # shellcheck disable=SC2086

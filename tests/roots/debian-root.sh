@@ -3,7 +3,8 @@
 # tests/roots/compat.sh and tests/roots/arm64.sh.
 #
 # A root is made once with debootstrap from Debian's archive and kept in a folder outside the build
-# (NVI_DEBIAN_ROOTS; meson option debian_roots; default $XDG_CACHE_HOME/nvinterpose/debian-roots),
+# (NVI_DEBIAN_ROOTS, which meson test sets from the option debian_roots as the build was
+# configured; default $XDG_CACHE_HOME/nvinterpose/debian-roots),
 # named for its suite, architecture and package list, and reused while it is there. Whatever the
 # machine lacks to make or enter one is a skip (exit 77) that says why.
 #   NVI_SOURCE_ROOT, NVI_BUILD_ROOT  the source and build trees (set by meson test)
@@ -52,7 +53,7 @@ root_make() {
 	folder=$(roots_folder)
 	root=$folder/$suite-$arch-$tag
 	if [ ! -f "$root/.nvinterpose-root" ]; then
-		mkdir -p "$folder" || skip "cannot create the roots folder $folder (set NVI_DEBIAN_ROOTS)"
+		mkdir -p "$folder" || skip "cannot create the roots folder $folder (meson configure -Ddebian_roots=DIR)"
 		exec 9>"$folder/.lock"
 		flock 9
 		if [ ! -f "$root/.nvinterpose-root" ]; then

@@ -18,6 +18,12 @@ command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1 ||
 command -v wine >/dev/null 2>&1 || skip "wine not found: install wine and wine64 (tools/quickstart does)"
 command -v meson >/dev/null 2>&1 || skip "meson not found"
 
+# The suite builds in its folder and keeps its Wine prefix there (Wine refuses a prefix another
+# user owns): a user who cannot write there cannot run it.
+writable=$build
+[ -e "$writable" ] || writable=$(dirname "$build")
+[ -w "$writable" ] || skip "$writable is not writable by this user (the suite builds there and keeps its Wine prefix there; run it as the build's owner)"
+
 own_prefix=0
 [ -n "${WINEPREFIX:-}" ] || own_prefix=1
 WINEPREFIX=${WINEPREFIX:-$build/wineprefix}

@@ -365,6 +365,14 @@ static void finding_report_unknown(const char *name, const char *asker, const ch
 	log_message(LOG_DEBUG, "%s for %s: unknown whether the loader finds it (%s); left to the loader", name, asker, why);
 }
 
+/* The same when it was the loader's copy in a subfolder the runtime cannot rank that decided. When
+   the policy took the asker's own copy instead, nothing was left to the loader. */
+static void report_unranked(const struct findings *findings, const struct policy_answer *answer, const char *asker)
+{
+	if (answer->reason == POLICY_BECAUSE_LOADER && findings->loader.loader == POLICY_LOADER_MAY_FIND)
+		finding_report_unknown(findings->request->name, asker, "a copy in an hwcap subfolder the runtime cannot rank");
+}
+
 /* ---- bare names ---- */
 
 /* The folder of caller (PATH_MAX bytes at folder) when it is an NVIDIA library, else NULL. */
@@ -421,9 +429,7 @@ static bool plan_bare(const struct plan_request *request, bool in_loader, struct
 	findings->plan = bare;
 	const struct finding *taken = findings_settle(findings, answer);
 	bool planned = taken && findings_fill_load(findings, taken, answer, load);
-	if (answer->reason == POLICY_BECAUSE_LOADER && findings->loader.loader == POLICY_LOADER_MAY_FIND)
-		finding_report_unknown(request->name, caller->l_name && caller->l_name[0] ? caller->l_name : "(main program)",
-				       "a copy in an hwcap subfolder the runtime cannot rank");
+	report_unranked(findings, answer, caller->l_name && caller->l_name[0] ? caller->l_name : "(main program)");
 	findings_free(findings);
 	loader_facts_free_list(bare->listed);
 	free(bare);
@@ -543,8 +549,6 @@ static bool walk_needed_loader(struct findings *findings, struct search_request 
 	walk->process = need->process;
 	walk->machine = loader_facts_machine();
 	finding_walk(&findings->loader, walk);
-	if (!findings->question.driver && findings->loader.loader == POLICY_LOADER_MAY_FIND)
-		finding_report_unknown(findings->request->name, need->parent->path, "a copy in an hwcap subfolder the runtime cannot rank");
 	return true;
 }
 
@@ -597,6 +601,7 @@ static void plan_need(struct parent *parent, const char *name, struct needs *nee
 	findings->walk_loader = walk_needed_loader;
 	findings->plan = need;
 	const struct finding *taken = findings_settle(findings, &answer);
+	report_unranked(findings, &answer, parent->path);
 	if (taken) {
 		plan_needs_of_copy(need, taken, needs, depth);
 		if (plan->count < PLAN_MAX_LOADS && findings_fill_load(findings, taken, &answer, &plan->loads[plan->count]))

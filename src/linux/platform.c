@@ -85,6 +85,12 @@ bool platform_is_file(const char *path)
 	return stat(path, &st) == 0 && !S_ISDIR(st.st_mode);
 }
 
+bool platform_same_file(const char *a, const char *b)
+{
+	struct stat x, y;
+	return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
 static bool is_dot_entry(const char *name) { return name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0')); }
 
 /* Byte order, as strcmp: never the locale's collation (alphasort's strcoll), which a program that

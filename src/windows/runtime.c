@@ -13,6 +13,7 @@
 #include "import_table.h"
 #include "inject.h"
 #include "libnames.h"
+#include "loader_path.h"
 #include "log.h"
 #include "registry.h"
 #include "utf16.h"
@@ -130,12 +131,19 @@ static void start(HMODULE self, enum inject_restore restored, unsigned long rest
 			    "(error %lu): its import directory still names nvinterpose.dll first and lies outside the "
 			    "image, so the program's own LoadLibrary calls bypass the runtime",
 			    restore_error);
-	if (config->policy == POLICY_COHERENT)
-		log_message(LOG_WARN, "NVINTERPOSE_POLICY=coherent is not available on Windows; using fallback");
 	registry_init();
 
 	HMODULE ntdll = GetModuleHandleW(L"ntdll.dll");
 	modules_start(self, ntdll);
+	loader_path_start(ntdll);
+	/* Without the loader's search path neither the coherent rule nor a failed load's imports can be
+	   judged: where the loader would take a name is not known. */
+	if (!loader_path_known() && config->policy != POLICY_OFF)
+		log_message(config->policy == POLICY_COHERENT ? LOG_ERROR : LOG_WARN,
+			    "ntdll has no LdrGetDllPath: where the loader would find a DLL is unknown, so %s",
+			    config->policy == POLICY_COHERENT ? "NVINTERPOSE_POLICY=coherent takes no copy before the loader's and "
+								"behaves as fallback"
+							      : "the imports of a load that failed are not looked at again");
 	unpatched[0] = self;
 	unpatched[1] = ntdll;
 	unpatched[2] = GetModuleHandleW(L"kernelbase.dll");

@@ -15,7 +15,9 @@
 #include "libnames.h"
 #include "loader_path.h"
 #include "log.h"
+#include "platform.h"
 #include "registry.h"
+#include "report.h"
 #include "utf16.h"
 
 #include <errno.h>
@@ -123,6 +125,8 @@ static void start(HMODULE self, enum inject_restore restored, unsigned long rest
 		return;
 	if (config->log_file[0])
 		log_open_event_file(config->log_file);
+	if (config->report_pid > 0)
+		platform_keep_stderr(); /* the exit report's: the program's C runtime may close its own at exit */
 	if (restored == INJECT_RESTORE_DONE)
 		log_message(LOG_DEBUG, "loaded through the program's import table, on its main thread; the import directory is put back");
 	else if (restored == INJECT_RESTORE_REFUSED)
@@ -177,7 +181,6 @@ static void start(HMODULE self, enum inject_restore restored, unsigned long rest
 BOOL WINAPI DllMain(HINSTANCE instance, DWORD reason, LPVOID reserved);
 BOOL WINAPI DllMain(HINSTANCE instance, DWORD reason, LPVOID reserved)
 {
-	(void)reserved;
 	if (reason == DLL_PROCESS_ATTACH) {
 		DWORD saved = GetLastError();
 		int saved_errno = errno;
@@ -188,6 +191,10 @@ BOOL WINAPI DllMain(HINSTANCE instance, DWORD reason, LPVOID reserved)
 		start(instance, restored, restore_error);
 		errno = saved_errno;
 		SetLastError(saved);
+	} else if (reason == DLL_PROCESS_DETACH && reserved && modules_active()) {
+		/* The process is ending (a FreeLibrary would pass NULL, and the runtime is pinned once
+		   active): the other threads are gone, and one may have held the report's lock. */
+		report_at_exit(REPORT_EXIT_TRY_LOCK);
 	}
 	return TRUE;
 }

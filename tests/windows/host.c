@@ -55,6 +55,42 @@ static void ask(HMODULE nvrtc, const wchar_t *name)
 	}
 }
 
+/* The child shares this process's output handles, so its lines (and its runtime's) come out here. */
+static void run_child(const wchar_t *steps)
+{
+	wchar_t self[MAX_PATH * 4], line[MAX_PATH * 16];
+	STARTUPINFOW startup = { .cb = sizeof(startup) };
+	PROCESS_INFORMATION process;
+	DWORD code = 1;
+	if (!GetModuleFileNameW(NULL, self, MAX_PATH * 4) || _snwprintf(line, MAX_PATH * 16, L"\"%ls\" %ls", self, steps) < 0 ||
+	    !CreateProcessW(NULL, line, NULL, NULL, TRUE, 0, NULL, NULL, &startup, &process)) {
+		printf("child: not started (error %lu)\n", GetLastError());
+		return;
+	}
+	WaitForSingleObject(process.hProcess, INFINITE);
+	GetExitCodeProcess(process.hProcess, &code);
+	CloseHandle(process.hProcess);
+	CloseHandle(process.hThread);
+	printf("child: exit %lu\n", code);
+}
+
+static void set_variable(const wchar_t *assignment)
+{
+	wchar_t name[256], value[64];
+	const wchar_t *equals = wcschr(assignment, L'=');
+	size_t length = equals ? (size_t)(equals - assignment) : 0;
+	if (!length || length >= 256) {
+		printf("setenv %ls: not NAME=VALUE\n", assignment);
+		return;
+	}
+	wmemcpy(name, assignment, length);
+	name[length] = L'\0';
+	if (wcscmp(equals + 1, L"pid") == 0)
+		swprintf(value, 64, L"%lu", GetCurrentProcessId());
+	SetEnvironmentVariableW(name, wcscmp(equals + 1, L"pid") == 0 ? value : equals + 1);
+	printf("setenv %ls=%ls\n", name, wcscmp(equals + 1, L"pid") == 0 ? value : equals + 1);
+}
+
 int host_run(const struct host *host, int argc, wchar_t **argv)
 {
 	setvbuf(stdout, NULL, _IONBF, 0);
@@ -85,6 +121,13 @@ int host_run(const struct host *host, int argc, wchar_t **argv)
 			say_loaded("name", argument, module, module ? 0 : GetLastError());
 		} else if (wcscmp(step, L"ask") == 0) {
 			ask(last, argument);
+		} else if (wcscmp(step, L"free") == 0) {
+			module = GetModuleHandleW(argument);
+			printf("free %ls: %s\n", argument, module && FreeLibrary(module) ? "ok" : "not loaded");
+		} else if (wcscmp(step, L"child") == 0) {
+			run_child(argument);
+		} else if (wcscmp(step, L"setenv") == 0) {
+			set_variable(argument);
 		} else if (wcscmp(step, L"which") == 0) {
 			wchar_t path[MAX_PATH * 4];
 			module = GetModuleHandleW(argument);

@@ -9,6 +9,11 @@
      ask NAME       the NVRTC stand-in loaded last asks for NAME by bare name
                     in each of its ways (standin_nvrtc.h)                     "ask WAY NAME: ok value V" | "... error N"
      which NAME     the file of the loaded module NAME                        "which NAME: PATH" | "which NAME: not loaded"
+     free NAME      FreeLibrary of the loaded module NAME, once               "free NAME: ok" | "free NAME: not loaded"
+     setenv N=V     sets N to V, "pid" standing for the host's pid (as a
+                    Python program sets os.environ before it loads a DLL)    "setenv N=V"
+     child STEPS    runs this host again with STEPS (one argument, split at
+                    spaces) through CreateProcessW, and waits for it          "child: exit N"
 
    Then it exits 0 (2 for a bad command line). It never frees what it loaded: a CUDA library stays
    loaded in a real process. The test program (test_hosts.c) runs the hosts and reads their lines. */

@@ -1,8 +1,9 @@
-/* What the inspector knows of this machine's loader: the kind of object it loads, its default
-   folders, LD_LIBRARY_PATH, and, asked of the loader itself the first time a search needs them (a
-   $LIB or $PLATFORM to expand, a searched folder with hwcaps or legacy subfolders), its machine
-   facts (src/loader/machine.h): $LIB, $PLATFORM (dl_platform, not AT_PLATFORM), and every subfolder
-   it tries in a folder. The inspector resolves for the loader of its own kind (class, machine, ABI). */
+/* What the inspector knows of this machine's loader. That is the kind of object it loads, its
+   default folders and LD_LIBRARY_PATH. Its machine facts (src/loader/machine.h) are asked of the
+   loader itself the first time a search needs them, for a $LIB or $PLATFORM to expand or a searched
+   folder with hwcaps or legacy subfolders. They are $LIB, $PLATFORM (dl_platform, not AT_PLATFORM)
+   and every subfolder it tries in a folder. The inspector resolves for the loader of its own kind
+   (class, machine, ABI). */
 #pragma once
 
 #include "elf/elf_reader.h"

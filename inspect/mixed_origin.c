@@ -44,7 +44,7 @@ static void check_entry(struct tree *tree, struct file_probe *probe, const struc
 	const char *own = installation_of(probe, asker->origin), *theirs = installation_of(probe, d->object->origin);
 	if (own && theirs && strcmp(own, theirs) != 0) {
 		enum how how;
-		char *copy = what_if_candidate(probe, d->name, asker->origin, true, &how);
+		char *copy = what_if_candidate(probe, d->name, asker->origin, true, &how, NULL);
 		struct warning warning = {
 			.kind = WARNING_MIXED_ORIGIN,
 			.library = asker->path,

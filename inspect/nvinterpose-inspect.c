@@ -4,6 +4,7 @@
    the run-time dependents the table names; with --policy, --origin or --pid, the tree as it would
    be with the runtime; with --scan, every copy of every NVIDIA library the environment holds. */
 #define _GNU_SOURCE
+#include "exit_status.h"
 #include "loader/ld_cache.h"
 #include "loader_host.h"
 #include "mixed_origin.h"
@@ -26,10 +27,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Exit statuses: a missing dependency is an answer, a cut tree an incomplete one, a usage error none. */
-#define EXIT_MISSING 1
-#define EXIT_USAGE 2
-#define EXIT_CUT 3
 #define DEFAULT_CACHE "/etc/ld.so.cache"
 /* Real trees hold tens of objects; a tree past this is cut, and a run resolves at most
    RUN_BOUND_FACTOR times as many in all (a ring of files, each the start of a deep chain). */
@@ -109,7 +106,7 @@ static void usage(FILE *out)
 static void say(const char *format, ...) __attribute__((format(printf, 1, 2)));
 static int usage_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
-/* Every line on stderr: "nvinterpose-inspect: " and the text, whose values (an option's value, a
+/* Every line on stderr is "nvinterpose-inspect: " and the text. Its values (an option's value, a
    file's name) have their control characters shown as \xNN, as the runtime's messages do. */
 static void vsay(const char *format, va_list args)
 {
@@ -176,102 +173,139 @@ static int check_combination(const struct options *options, int argc, char **arg
 	return -1;
 }
 
+enum { OPT_JSON = 256, OPT_DOT, OPT_POLICY, OPT_ORIGIN, OPT_PID, OPT_PATH, OPT_CACHE, OPT_FAMILIES, OPT_SCAN, OPT_PYTHON,
+       OPT_PYTHON_TIMEOUT, OPT_MAX_DEPTH, OPT_MAX_OBJECTS, OPT_ALL };
+
+static const struct option long_options[] = {
+	{ "json", no_argument, NULL, OPT_JSON },       { "dot", no_argument, NULL, OPT_DOT },
+	{ "policy", required_argument, NULL, OPT_POLICY }, { "origin", required_argument, NULL, OPT_ORIGIN },
+	{ "pid", required_argument, NULL, OPT_PID },    { "path", required_argument, NULL, OPT_PATH },
+	{ "cache", required_argument, NULL, OPT_CACHE }, { "families", no_argument, NULL, OPT_FAMILIES },
+	{ "scan", no_argument, NULL, OPT_SCAN },        { "python", required_argument, NULL, OPT_PYTHON },
+	{ "python-timeout", required_argument, NULL, OPT_PYTHON_TIMEOUT },
+	{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH }, { "max-objects", required_argument, NULL, OPT_MAX_OBJECTS },
+	{ "all", no_argument, NULL, OPT_ALL },
+	{ "help", no_argument, NULL, 'h' },            { "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* What the command line says beyond the options: whether to print the help or the version, and
+   whether --policy was given (--origin and --pid imply fallback). */
+struct parsing {
+	bool policy_given, help, version;
+};
+
+/* An option of the what-if (--policy, --origin, --pid); -1 to go on, else a usage error's status. */
+static int take_what_if_option(int c, struct options *options, struct parsing *parsing)
+{
+	char *end;
+	long pid;
+	options->what_if = true;
+	switch (c) {
+	case OPT_POLICY:
+		if (!config_parse_policy(optarg, &options->policy))
+			return usage_error("--policy '%s': not one of fallback, coherent, off", optarg);
+		parsing->policy_given = true;
+		return -1;
+	case OPT_ORIGIN: {
+		char **grown = realloc(options->origins, (options->origin_count + 1) * sizeof(char *));
+		if (!grown)
+			return usage_error("out of memory");
+		options->origins = grown;
+		grown[options->origin_count++] = optarg;
+		return -1;
+	}
+	default: /* OPT_PID */
+		errno = 0;
+		pid = strtol(optarg, &end, 10);
+		if (errno || end == optarg || *end || pid <= 0 || pid > 0x7fffffff)
+			return usage_error("--pid '%s': not a process id", optarg);
+		options->pid = (int)pid;
+		return -1;
+	}
+}
+
+/* An option whose value is a count (--python-timeout, --max-depth, --max-objects). */
+static int take_count_option(int c, struct options *options)
+{
+	if (c == OPT_PYTHON_TIMEOUT) {
+		if (!parse_count(optarg, &options->python_timeout_s) || options->python_timeout_s > 86400)
+			return usage_error("--python-timeout '%s': not a number of seconds (1 to 86400)", optarg);
+		options->python_timeout_given = true;
+	} else if (c == OPT_MAX_DEPTH) {
+		if (!parse_count(optarg, &options->max_depth))
+			return usage_error("--max-depth '%s': not a number of levels (1 or more)", optarg);
+	} else if (!parse_count(optarg, &options->max_objects)) {
+		return usage_error("--max-objects '%s': not a number of objects (1 or more)", optarg);
+	}
+	return -1;
+}
+
+/* What getopt_long refused: an unknown option, or a value missing or given where none is taken. */
+static int refused_option(int c, char **argv)
+{
+	if (c == ':')
+		return usage_error("option '%s' needs a value", argv[optind - 1]);
+	if (optopt >= OPT_JSON)
+		return usage_error("option '%.*s' takes no value", (int)strcspn(argv[optind - 1], "="), argv[optind - 1]);
+	if (optopt)
+		return usage_error("unknown option '-%c'", optopt);
+	return usage_error("unknown option '%s'", argv[optind - 1]);
+}
+
+/* One option; -1 to go on, else the exit status. */
+static int take_option(int c, char **argv, struct options *options, struct parsing *parsing)
+{
+	switch (c) {
+	case OPT_JSON:
+	case OPT_DOT:
+		if (options->format != FORMAT_TEXT && options->format != (c == OPT_JSON ? FORMAT_JSON : FORMAT_DOT))
+			return usage_error("--json and --dot go alone");
+		options->format = c == OPT_JSON ? FORMAT_JSON : FORMAT_DOT;
+		return -1;
+	case OPT_POLICY:
+	case OPT_ORIGIN:
+	case OPT_PID: return take_what_if_option(c, options, parsing);
+	case OPT_PYTHON_TIMEOUT:
+	case OPT_MAX_DEPTH:
+	case OPT_MAX_OBJECTS: return take_count_option(c, options);
+	case OPT_PATH: options->nvinterpose_path = optarg; return -1;
+	case OPT_CACHE:
+		options->cache_path = strcmp(optarg, "none") == 0 ? NULL : optarg;
+		options->cache_given = true;
+		return -1;
+	case OPT_FAMILIES: options->families = true; return -1;
+	case OPT_SCAN: options->scan = true; return -1;
+	case OPT_PYTHON: options->python = optarg; return -1;
+	case OPT_ALL: options->all = true; return -1;
+	case 'h': parsing->help = true; return -1;
+	case 'V': parsing->version = true; return -1;
+	default: return refused_option(c, argv);
+	}
+}
+
 /* Parses the command line; -1 to go on, else the exit status. */
 static int parse_options(int argc, char **argv, struct options *options)
 {
-	enum { OPT_JSON = 256, OPT_DOT, OPT_POLICY, OPT_ORIGIN, OPT_PID, OPT_PATH, OPT_CACHE, OPT_FAMILIES, OPT_SCAN, OPT_PYTHON,
-	       OPT_PYTHON_TIMEOUT, OPT_MAX_DEPTH, OPT_MAX_OBJECTS, OPT_ALL };
-	static const struct option longs[] = {
-		{ "json", no_argument, NULL, OPT_JSON },       { "dot", no_argument, NULL, OPT_DOT },
-		{ "policy", required_argument, NULL, OPT_POLICY }, { "origin", required_argument, NULL, OPT_ORIGIN },
-		{ "pid", required_argument, NULL, OPT_PID },    { "path", required_argument, NULL, OPT_PATH },
-		{ "cache", required_argument, NULL, OPT_CACHE }, { "families", no_argument, NULL, OPT_FAMILIES },
-		{ "scan", no_argument, NULL, OPT_SCAN },        { "python", required_argument, NULL, OPT_PYTHON },
-		{ "python-timeout", required_argument, NULL, OPT_PYTHON_TIMEOUT },
-		{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH }, { "max-objects", required_argument, NULL, OPT_MAX_OBJECTS },
-		{ "all", no_argument, NULL, OPT_ALL },
-		{ "help", no_argument, NULL, 'h' },            { "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
-	bool policy_given = false, help = false, version = false;
+	struct parsing parsing = { 0 };
 	options->cache_path = DEFAULT_CACHE;
 	options->max_objects = DEFAULT_MAX_OBJECTS;
 	options->python_timeout_s = PYTHON_PATHS_TIMEOUT_S;
 	opterr = 0;
-	for (int c; (c = getopt_long(argc, argv, ":hV", longs, NULL)) != -1;) {
-		char *end;
-		long pid;
-		switch (c) {
-		case OPT_JSON:
-		case OPT_DOT:
-			if (options->format != FORMAT_TEXT && options->format != (c == OPT_JSON ? FORMAT_JSON : FORMAT_DOT))
-				return usage_error("--json and --dot go alone");
-			options->format = c == OPT_JSON ? FORMAT_JSON : FORMAT_DOT;
-			break;
-		case OPT_POLICY:
-			if (!config_parse_policy(optarg, &options->policy))
-				return usage_error("--policy '%s': not one of fallback, coherent, off", optarg);
-			policy_given = options->what_if = true;
-			break;
-		case OPT_ORIGIN: {
-			char **grown = realloc(options->origins, (options->origin_count + 1) * sizeof(char *));
-			if (!grown)
-				return usage_error("out of memory");
-			options->origins = grown;
-			grown[options->origin_count++] = optarg;
-			options->what_if = true;
-			break;
-		}
-		case OPT_PID:
-			errno = 0;
-			pid = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || pid <= 0 || pid > 0x7fffffff)
-				return usage_error("--pid '%s': not a process id", optarg);
-			options->pid = (int)pid;
-			options->what_if = true;
-			break;
-		case OPT_PATH: options->nvinterpose_path = optarg; break;
-		case OPT_CACHE:
-			options->cache_path = strcmp(optarg, "none") == 0 ? NULL : optarg;
-			options->cache_given = true;
-			break;
-		case OPT_FAMILIES: options->families = true; break;
-		case OPT_SCAN: options->scan = true; break;
-		case OPT_PYTHON: options->python = optarg; break;
-		case OPT_PYTHON_TIMEOUT:
-			if (!parse_count(optarg, &options->python_timeout_s) || options->python_timeout_s > 86400)
-				return usage_error("--python-timeout '%s': not a number of seconds (1 to 86400)", optarg);
-			options->python_timeout_given = true;
-			break;
-		case OPT_MAX_DEPTH:
-			if (!parse_count(optarg, &options->max_depth))
-				return usage_error("--max-depth '%s': not a number of levels (1 or more)", optarg);
-			break;
-		case OPT_MAX_OBJECTS:
-			if (!parse_count(optarg, &options->max_objects))
-				return usage_error("--max-objects '%s': not a number of objects (1 or more)", optarg);
-			break;
-		case OPT_ALL: options->all = true; break;
-		case 'h': help = true; break;
-		case 'V': version = true; break;
-		case ':': return usage_error("option '%s' needs a value", argv[optind - 1]);
-		default:
-			if (optopt >= OPT_JSON)
-				return usage_error("option '%.*s' takes no value", (int)strcspn(argv[optind - 1], "="), argv[optind - 1]);
-			if (optopt)
-				return usage_error("unknown option '-%c'", optopt);
-			return usage_error("unknown option '%s'", argv[optind - 1]);
-		}
+	for (int c; (c = getopt_long(argc, argv, ":hV", long_options, NULL)) != -1;) {
+		int status = take_option(c, argv, options, &parsing);
+		if (status >= 0)
+			return status;
 	}
-	if (help) {
+	if (parsing.help) {
 		usage(stdout);
 		return EXIT_SUCCESS;
 	}
-	if (version) {
+	if (parsing.version) {
 		printf("nvinterpose-inspect %s\n", NVI_VERSION);
 		return EXIT_SUCCESS;
 	}
-	if (options->what_if && !policy_given)
+	if (options->what_if && !parsing.policy_given)
 		options->policy = POLICY_FALLBACK;
 	return check_combination(options, argc, argv);
 }
@@ -282,10 +316,15 @@ static bool use_color(void)
 	return isatty(STDOUT_FILENO) && !(no_color && no_color[0]);
 }
 
+static const struct renderer *renderer_of(enum format format)
+{
+	return format == FORMAT_JSON ? &render_json : format == FORMAT_DOT ? &render_dot : &render_text;
+}
+
 /* The status of a run from those of its files: a usage error, then something missing, then a cut. */
 static int worse(int a, int b)
 {
-	static const int rank[] = { [EXIT_SUCCESS] = 0, [EXIT_CUT] = 1, [EXIT_MISSING] = 2, [EXIT_USAGE] = 3 };
+	static const int rank[] = { [EXIT_SUCCESS] = 0, [EXIT_CUT] = 1, [EXIT_FINDINGS] = 2, [EXIT_USAGE] = 3 };
 	return rank[b] > rank[a] ? b : a;
 }
 
@@ -294,12 +333,11 @@ static int worse(int a, int b)
 static int run_error(enum format format, struct render_context *context, const char *message)
 {
 	say("%s", message);
-	if (format == FORMAT_JSON) {
-		context->error = message;
-		context->what_if = NULL;
-		render_json_begin(context);
-		render_json_end(context, 0, EXIT_USAGE);
-	}
+	const struct renderer *renderer = renderer_of(format);
+	context->error = message;
+	context->what_if = NULL;
+	if (renderer->fail)
+		renderer->fail(context);
 	return EXIT_USAGE;
 }
 
@@ -343,10 +381,9 @@ static int inspect_files(char **files, int count, enum format format, struct res
 	char message[4096];
 	size_t missing = 0;
 	int status = EXIT_SUCCESS;
-	if (format == FORMAT_JSON)
-		render_json_begin(context);
-	else if (format == FORMAT_DOT)
-		render_dot_begin(context);
+	const struct renderer *renderer = renderer_of(format);
+	if (renderer->begin)
+		renderer->begin(context);
 	for (int i = 0; i < count; i++, context->file_index++) {
 		struct tree tree;
 		const char *error = NULL;
@@ -358,24 +395,17 @@ static int inspect_files(char **files, int count, enum format format, struct res
 			mixed_origin_check(&tree, resolver->probe);
 			missing += tree.missing;
 			if (tree.missing)
-				status = worse(status, EXIT_MISSING);
+				status = worse(status, EXIT_FINDINGS);
 			if (tree.cut) {
 				status = worse(status, EXIT_CUT);
 				context->cut = true;
 			}
 		}
-		if (format == FORMAT_JSON)
-			render_json_file(context, &tree, error);
-		else if (format == FORMAT_DOT)
-			render_dot_file(context, &tree, error);
-		else
-			render_text_file(context, &tree, error);
+		renderer->file(context, &tree, error);
 		tree_free(&tree);
 	}
-	if (format == FORMAT_JSON)
-		render_json_end(context, missing, status);
-	else if (format == FORMAT_DOT)
-		render_dot_end(context);
+	if (renderer->end)
+		renderer->end(context, missing, status);
 	return status;
 }
 

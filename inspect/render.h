@@ -1,4 +1,5 @@
-/* The three ways to print trees: a tree for a person (text), one JSON document, a Graphviz graph. */
+/* The three ways to print trees: a tree for a person (text), one JSON document, a Graphviz graph.
+   Each is one renderer, and the command picks one. */
 #pragma once
 
 #include "loader/ld_cache.h"
@@ -19,21 +20,26 @@ struct render_context {
 	const struct what_if *what_if;    /* NULL without --policy */
 	const char *nvinterpose_path;     /* the what-if's NVINTERPOSE_PATH, or NULL */
 	size_t file_index;                /* which file this is, from 0 */
-	size_t max_depth;                 /* text and dot: entries deeper than this are not shown (0: all) */
+	size_t max_depth;                 /* text and dot show no entry deeper than this; 0 shows all */
 	bool all;                         /* text: system libraries are shown, not folded */
 	bool cut;                         /* some tree of the run was cut at its bound */
 	const char *error;                /* why the run could not be done (no files then), or NULL */
 };
 
-/* A file's tree, or the message of a file that could not be inspected (tree may then hold only
-   the root's facts, or nothing). */
-void render_text_file(struct render_context *context, const struct tree *tree, const char *error);
-void render_json_begin(struct render_context *context);
-void render_json_file(struct render_context *context, const struct tree *tree, const char *error);
-void render_json_end(struct render_context *context, size_t missing, int status);
-void render_dot_begin(struct render_context *context);
-void render_dot_file(struct render_context *context, const struct tree *tree, const char *error);
-void render_dot_end(struct render_context *context);
+/* One way to print a run. A member left NULL writes nothing. */
+struct renderer {
+	void (*begin)(struct render_context *context);
+	/* A file's tree, or the message of a file that could not be inspected (tree may then hold
+	   only the root's facts, or nothing). */
+	void (*file)(struct render_context *context, const struct tree *tree, const char *error);
+	/* The run's end: how many dependencies were missing, and its exit status. */
+	void (*end)(struct render_context *context, size_t missing, int status);
+	/* A run that could not be done at all (context->error says why), where the format has a place
+	   for it: a tool reading JSON always gets a document. */
+	void (*fail)(struct render_context *context);
+};
+
+extern const struct renderer render_text, render_json, render_dot;
 
 /* nvinterpose-inspect --families: the table's families. */
 void render_families(FILE *out, bool json);

@@ -33,12 +33,12 @@ static void node(struct render_context *context, const struct tree *tree, const 
 	fputs("];\n", out);
 }
 
-void render_dot_begin(struct render_context *context)
+static void render_dot_begin(struct render_context *context)
 {
 	fputs("digraph nvinterpose_inspect {\n  rankdir=LR;\n  node [shape=box, fontname=\"monospace\"];\n", context->out);
 }
 
-void render_dot_file(struct render_context *context, const struct tree *tree, const char *error)
+static void render_dot_file(struct render_context *context, const struct tree *tree, const char *error)
 {
 	FILE *out = context->out;
 	if (error || !tree->root)
@@ -81,7 +81,10 @@ void render_dot_file(struct render_context *context, const struct tree *tree, co
 	free(named);
 }
 
-void render_dot_end(struct render_context *context)
+static void render_dot_end(struct render_context *context, size_t missing, int status)
 {
+	(void)missing, (void)status;
 	fputs("}\n", context->out);
 }
+
+const struct renderer render_dot = { .begin = render_dot_begin, .file = render_dot_file, .end = render_dot_end };

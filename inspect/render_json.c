@@ -1,9 +1,11 @@
 /* One JSON document for the whole run. Each file's objects are one flat list in load order, each
    with an "id" (its index), its DT_NEEDED entries ("needed") and run-time dependents ("runtime"),
-   each entry naming the object it resolved to by id: the document's depth is the same for any graph
-   (docs/inspector.md: the JSON document). */
+   each entry naming the object it resolved to by id. So the document's depth is the same for any
+   graph (docs/inspector.md, the JSON document). */
 #define _GNU_SOURCE /* fwrite_unlocked: the inspector has one thread */
 #include "render.h"
+
+#include "exit_status.h"
 
 #include "elf_names.h"
 #include "libnames.h"
@@ -269,7 +271,7 @@ static void warnings_array(FILE *out, const struct tree *tree)
 	fputc_unlocked(']', out);
 }
 
-void render_json_begin(struct render_context *context)
+static void render_json_begin(struct render_context *context)
 {
 	FILE *out = context->out;
 	const struct loader_host *host = context->host;
@@ -321,7 +323,7 @@ void render_json_begin(struct render_context *context)
 	fputc_unlocked('[', out);
 }
 
-void render_json_file(struct render_context *context, const struct tree *tree, const char *error)
+static void render_json_file(struct render_context *context, const struct tree *tree, const char *error)
 {
 	FILE *out = context->out;
 	bool first = true;
@@ -359,7 +361,7 @@ void render_json_file(struct render_context *context, const struct tree *tree, c
 	fputc_unlocked('}', out);
 }
 
-void render_json_end(struct render_context *context, size_t missing, int status)
+static void render_json_end(struct render_context *context, size_t missing, int status)
 {
 	const struct loader_host *host = context->host;
 	/* The hwcaps subfolders are known only once a searched folder had a glibc-hwcaps subfolder. */
@@ -462,3 +464,13 @@ void render_families(FILE *out, bool json)
 		fputc_unlocked('\n', out);
 	}
 }
+
+/* The document of a run that could not be done: its "error", no files, the usage status. */
+static void render_json_fail(struct render_context *context)
+{
+	render_json_begin(context);
+	render_json_end(context, 0, EXIT_USAGE);
+}
+
+const struct renderer render_json = { .begin = render_json_begin, .file = render_json_file, .end = render_json_end,
+				      .fail = render_json_fail };

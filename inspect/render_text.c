@@ -341,7 +341,7 @@ static void runtime_summary(const struct render_context *context, const struct t
 	}
 }
 
-void render_text_file(struct render_context *context, const struct tree *tree, const char *error)
+static void render_text_file(struct render_context *context, const struct tree *tree, const char *error)
 {
 	FILE *out = context->out;
 	if (error) /* said on stderr by the caller */
@@ -408,3 +408,5 @@ out:
 	free(walk.queue);
 	free(walk.queue_depth);
 }
+
+const struct renderer render_text = { .file = render_text_file };

@@ -1,8 +1,8 @@
-/* nvinterpose-inspect --scan: every copy of every NVIDIA library this environment holds (the
+/* nvinterpose-inspect --scan. Every copy of every NVIDIA library this environment holds (the
    site-packages of a python, CONDA_PREFIX, CUDA_HOME and CUDA_PATH, LD_LIBRARY_PATH, ld.so.cache),
-   grouped by library with their versions and installations, and the mix each would load: each copy
-   resolved as if loaded by path here (its DT_NEEDED and run-time dependents), with a hint for each
-   dependency it would take from another installation and each one it would not find. */
+   grouped by library with their versions and installations. Then the mix each would load. Each
+   copy is resolved as if loaded by path here (its DT_NEEDED and run-time dependents), with a hint
+   for each dependency it would take from another installation and each one it would not find. */
 #pragma once
 
 #include "resolve.h"

@@ -143,6 +143,21 @@ struct tree {
 };
 
 void tree_free(struct tree *tree);
+void tree_free_attempts(struct attempt *attempts, size_t count);
+
+/* A new object of the tree (path as the loader names it, facts NULL when unread), its $ORIGIN the
+   folder of path; NULL when out of memory. */
+struct object *tree_new_object(struct tree *tree, const char *path, const struct elf_facts *facts);
+/* The folder of path (what $ORIGIN means for it), malloc'd; "." for a bare name. */
+char *tree_folder_of(const char *path);
+/* Adds a name object answers to (first loaded wins: a name taken stays with its first object). */
+void tree_add_name(struct tree *tree, struct object *object, const char *name);
+/* Its file, for the loader's device-and-inode check (objects the inspector could not read have none). */
+void tree_set_inode(struct tree *tree, struct object *object, dev_t device, ino_t inode);
+/* The object loaded first that answers to name (its path, its SONAME, a name it was found by). */
+struct object *tree_object_answering(const struct tree *tree, const char *name);
+/* The object loaded from this file (device and inode), as _dl_map_object_from_fd compares them. */
+struct object *tree_object_of_file(const struct tree *tree, dev_t device, ino_t inode);
 /* printf into a new warning (kind WARNING_LOADER) or note of the tree; one like it is not added twice. */
 void tree_warn(struct tree *tree, const char *format, ...) __attribute__((format(printf, 2, 3)));
 /* Adds warning (its strings are copied) unless one with the same text is there. */

@@ -147,70 +147,79 @@ static void add_mapped(struct what_if *what_if, struct file_probe *probe, const 
    which is the order they were loaded: read through /proc/PID/mem from the r_debug that its
    program's DT_DEBUG points to. NULL, with the reason, when it cannot be read (another user's
    process without the right to trace it, a static program, one of another class). */
-static char **read_link_map(int pid, size_t *count, char *why, size_t size)
+/* The program headers of the process's program, as its auxiliary vector names them. */
+struct program_headers {
+	uint64_t phdr, phnum, phent;
+};
+
+static bool read_auxv(int pid, struct program_headers *program, char *why, size_t size)
 {
 	char path[64];
 	size_t length;
-	char **names = NULL;
-	int fd = -1;
-	*count = 0;
 	snprintf(path, sizeof(path), "/proc/%d/auxv", pid);
 	char *auxv = read_proc_file(path, &length);
-	uint64_t phdr = 0, phnum = 0, phent = 0;
+	*program = (struct program_headers){ 0 };
 	for (size_t i = 0; auxv && i + 16 <= length; i += 16) {
 		uint64_t type, value;
 		memcpy(&type, auxv + i, 8);
 		memcpy(&value, auxv + i + 8, 8);
 		if (type == AT_PHDR)
-			phdr = value;
+			program->phdr = value;
 		else if (type == AT_PHNUM)
-			phnum = value;
+			program->phnum = value;
 		else if (type == AT_PHENT)
-			phent = value;
+			program->phent = value;
 	}
 	free(auxv);
-	if (!phdr || !phnum || phent != sizeof(Elf64_Phdr) || phnum > 256) {
+	if (!program->phdr || !program->phnum || program->phent != sizeof(Elf64_Phdr) || program->phnum > 256) {
 		snprintf(why, size, "its auxiliary vector (%s) names no program headers of this inspector's class", path);
-		return NULL;
+		return false;
 	}
-	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
-		snprintf(why, size, "%s: %s", path, strerror(errno));
-		return NULL;
-	}
+	return true;
+}
+
+/* The r_debug the loader filled in (0 when there is none): the program's DT_DEBUG, found through
+   its program headers in memory (/proc/PID/mem at fd). False, with errno, when the headers cannot
+   be read. */
+static bool find_r_debug(int fd, const struct program_headers *program, uint64_t *r_debug)
+{
 	Elf64_Phdr headers[256];
 	uint64_t bias = 0, dynamic = 0, dynamic_size = 0;
 	bool have_bias = false;
-	if (pread(fd, headers, phnum * sizeof(Elf64_Phdr), (off_t)phdr) != (ssize_t)(phnum * sizeof(Elf64_Phdr))) {
-		snprintf(why, size, "%s: %s", path, strerror(errno ? errno : EIO));
-		goto out;
+	size_t bytes = program->phnum * sizeof(Elf64_Phdr);
+	*r_debug = 0;
+	errno = 0;
+	if (pread(fd, headers, bytes, (off_t)program->phdr) != (ssize_t)bytes) {
+		errno = errno ? errno : EIO;
+		return false;
 	}
-	for (size_t i = 0; i < phnum; i++)
+	for (size_t i = 0; i < program->phnum; i++)
 		if (headers[i].p_type == PT_PHDR) {
-			bias = phdr - headers[i].p_vaddr;
+			bias = program->phdr - headers[i].p_vaddr;
 			have_bias = true;
 		}
-	for (size_t i = 0; i < phnum; i++)
+	for (size_t i = 0; i < program->phnum; i++)
 		if (headers[i].p_type == PT_DYNAMIC) {
 			dynamic = headers[i].p_vaddr;
 			dynamic_size = headers[i].p_memsz;
 		}
-	uint64_t r_debug = 0;
 	for (uint64_t offset = 0; have_bias && dynamic && offset + sizeof(Elf64_Dyn) <= dynamic_size && offset < (1u << 16);
 	     offset += sizeof(Elf64_Dyn)) {
 		Elf64_Dyn entry;
 		if (pread(fd, &entry, sizeof(entry), (off_t)(bias + dynamic + offset)) != (ssize_t)sizeof(entry) || entry.d_tag == DT_NULL)
 			break;
 		if (entry.d_tag == DT_DEBUG)
-			r_debug = entry.d_un.d_ptr;
+			*r_debug = entry.d_un.d_ptr;
 	}
-	uint64_t map = 0;
-	if (!r_debug || pread(fd, &map, sizeof(map), (off_t)(r_debug + 8)) != (ssize_t)sizeof(map)) {
-		snprintf(why, size, "its program has no DT_DEBUG the loader filled in (a static program?)");
-		goto out;
-	}
-	/* struct link_map: l_addr, l_name, l_ld, l_next, l_prev. Bounded: a list that loops or runs on
-	   is cut where a real one never reaches. */
+	return true;
+}
+
+/* The names in the list of loaded objects from its first entry at map. struct link_map begins
+   l_addr, l_name, l_ld, l_next, l_prev. Bounded: a list that loops or runs on is cut where a real
+   one never reaches. */
+static char **read_names(int fd, uint64_t map, size_t *count)
+{
+	char **names = NULL;
 	for (size_t steps = 0; map && steps < (1u << 16); steps++) {
 		uint64_t fields[5];
 		char name[PATH_MAX];
@@ -227,9 +236,30 @@ static char **read_link_map(int pid, size_t *count, char *why, size_t size)
 			names = grown;
 		map = fields[3];
 	}
-	if (!names)
+	return names;
+}
+
+static char **read_link_map(int pid, size_t *count, char *why, size_t size)
+{
+	char path[64];
+	struct program_headers program;
+	char **names = NULL;
+	*count = 0;
+	if (!read_auxv(pid, &program, why, size))
+		return NULL;
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(why, size, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	uint64_t r_debug, map = 0;
+	if (!find_r_debug(fd, &program, &r_debug))
+		snprintf(why, size, "%s: %s", path, strerror(errno));
+	else if (!r_debug || pread(fd, &map, sizeof(map), (off_t)(r_debug + 8)) != (ssize_t)sizeof(map))
+		snprintf(why, size, "its program has no DT_DEBUG the loader filled in (a static program?)");
+	else if (!(names = read_names(fd, map, count)))
 		snprintf(why, size, "its list of loaded objects names no file");
-out:
 	close(fd);
 	return names;
 }
@@ -493,7 +523,7 @@ struct candidate {
 };
 
 /* The runtime uses a candidate only when it is a shared object this process can load and the
-   loader can map whole (src/linux/lookup.c, usable_candidate): a copy cut short is skipped. */
+   loader can map whole (src/linux/plan.c, usable_candidate). A copy cut short is skipped. */
 static bool take_loadable(const char *path, enum search_step step, enum loader_step loader_step, void *arg)
 {
 	(void)loader_step;
@@ -507,13 +537,15 @@ static bool take_loadable(const char *path, enum search_step step, enum loader_s
 }
 
 char *what_if_candidate(struct file_probe *probe, const char *name, const char *asker_folder, bool folder_only,
-			enum how *how)
+			enum how *how, enum search_step *step)
 {
 	struct candidate candidate = { .probe = probe };
 	struct search_request request = { .name = name, .caller_folder = asker_folder, .caller_folder_only = folder_only,
 					  .who = process_identity.known ? &process_identity : NULL };
 	if (!search_candidates(&request, take_loadable, &candidate))
 		return NULL;
+	if (step)
+		*step = candidate.step;
 	switch (candidate.step) {
 	case SEARCH_WHEEL_SIBLING: *how = HOW_WHEEL_SIBLING; break;
 	case SEARCH_NVINTERPOSE_PATH: *how = HOW_NVINTERPOSE_PATH; break;

@@ -6,6 +6,7 @@
 #include "config.h"
 #include "file_probe.h"
 #include "platform.h"
+#include "search.h"
 #include "tree.h"
 
 #include <stdbool.h>
@@ -56,6 +57,7 @@ void what_if_free(struct what_if *what_if);
 
 /* The runtime's copy of name for an NVIDIA library in asker_folder: with folder_only, that folder
    and its wheel siblings (coherent); otherwise also every registered origin, their wheel siblings
-   and NVINTERPOSE_PATH (fallback). A malloc'd path and how it was found, or NULL. */
+   and NVINTERPOSE_PATH (fallback). A malloc'd path, how it was found and the runtime's step (when
+   step is not NULL), or NULL. */
 char *what_if_candidate(struct file_probe *probe, const char *name, const char *asker_folder, bool folder_only,
-			enum how *how);
+			enum how *how, enum search_step *step);

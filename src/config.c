@@ -196,8 +196,8 @@ void config_read(struct config *config, const char *(*getenv_fn)(const char *nam
 			strcpy(config->log_file, value);
 	}
 
-	/* The process the report is for, named by whoever starts it (the launcher: its own pid, which
-	   the command keeps through exec): the children that inherit the setting stay quiet. */
+	/* The process the report is for, named by whoever starts it. The launcher names its own pid,
+	   which the command keeps through exec, so the children that inherit the setting stay quiet. */
 	value = getenv_fn("NVINTERPOSE_REPORT");
 	if (value && value[0]) {
 		char *end;

@@ -1,7 +1,7 @@
-/* Joining a folder and a name into a path, as the loader's open_path does: the folder's trailing
-   separators dropped (a lone one kept), an empty folder (an empty list element: the working folder)
-   adding nothing, so the name stays relative. On the miss path, where it runs for every folder
-   tried, it costs a few copies (snprintf costs a thousand instructions). */
+/* Joining a folder and a name into a path, as the loader's open_path does. The folder's trailing
+   separators are dropped (a lone one is kept). An empty folder, an empty list element that means
+   the working folder, adds nothing, so the name stays relative. On the miss path it runs for every
+   folder tried, so it costs a few copies (snprintf costs a thousand instructions). */
 #pragma once
 
 #include <stdbool.h>

@@ -39,6 +39,9 @@ static inline bool platform_folder_unchanged(const struct folder_identity *remem
 
 /* True when path names an existing file that is not a folder. */
 bool platform_is_file(const char *path);
+/* True when both paths reach one file (links followed): the loader maps a file once, whatever name
+   it is asked by. */
+bool platform_same_file(const char *a, const char *b);
 
 /* The names in folder, "." and ".." left out, sorted in byte order on Linux (strcmp, whatever the
    process's locale; on Windows as Windows compares names): the order the search visits wheel

@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define PLATFORM_PATH_TEXT 4400
@@ -35,9 +36,20 @@ static long long pair_misses[REPORT_MISS_PAIRS];
 static size_t pair_count;
 static bool pairs_full_said;
 
+/* The sonames whose mixed origin was looked for. A name is compared only once it is counted, so
+   nothing half-written is read. */
+#define MIXED_NAMES 64
+#define MIXED_NAME_MAX 255 /* a file name's longest on Linux (NAME_MAX), where mixed origins are looked for */
+static atomic_flag mixed_lock = ATOMIC_FLAG_INIT;
+static char mixed_names[MIXED_NAMES][MIXED_NAME_MAX + 1];
+static size_t mixed_count;
+
+/* A fork while another thread holds a lock: the child takes each anew. The child keeps the
+   sonames looked at, since its objects are its parent's. */
 static void reset_in_child(void)
 {
 	atomic_flag_clear(&lock);
+	atomic_flag_clear(&mixed_lock);
 	memset(counts, 0, sizeof(counts));
 	text_used = line_count = lines_left_out = 0;
 	pair_count = 0;
@@ -120,11 +132,10 @@ bool report_misses_wanted(bool driver)
 }
 
 #define MISS_COUNTED (-1) /* reported before, or past the table: counted, nothing more */
-#define MISS_NEW (-2)     /* not reported yet, and not added */
 
-/* A miss of the pair: counted when it was reported before or the table is full (said once);
-   otherwise added when add is true (its index returned), else MISS_NEW. */
-static int note_miss(const char *name, const char *caller, bool add)
+/* A miss of the pair. It is counted when it was reported before or the table is full (which is
+   said once). Otherwise it is added, and its index returned. */
+static int note_miss(const char *name, const char *caller)
 {
 	unsigned long long hash = hash_of_pair(name, caller);
 	bool full_now = false;
@@ -137,12 +148,10 @@ static int note_miss(const char *name, const char *caller, bool add)
 		full_now = pair < 0 && !pairs_full_said;
 		pairs_full_said = pairs_full_said || full_now;
 		pair = MISS_COUNTED;
-	} else if (add) {
+	} else {
 		pair = (int)pair_count++;
 		pair_hash[pair] = hash;
 		pair_misses[pair] = 1;
-	} else {
-		pair = MISS_NEW;
 	}
 	drop_lock();
 	if (full_now)
@@ -150,51 +159,152 @@ static int note_miss(const char *name, const char *caller, bool add)
 	return pair;
 }
 
-bool report_miss_repeated(const char *name, const char *caller) { return note_miss(name, caller, false) == MISS_COUNTED; }
-
-void report_miss(const struct report_miss *miss)
+bool report_miss_known(const char *name, const char *caller)
 {
-	int pair = note_miss(miss->name, miss->caller, true);
-	if (pair < 0)
-		return;
-	const char *family = miss->family >= 0 ? libnames[miss->family].family : NULL;
-	const char *policy = config_policy_name(config_get()->policy);
-	/* The places, as many as one line holds; the event has them all. */
-	char places[700];
+	unsigned long long hash = hash_of_pair(name, caller);
+	take_lock();
+	bool known = find_pair(hash) >= 0 || pair_count == REPORT_MISS_PAIRS;
+	drop_lock();
+	return known;
+}
+
+bool report_mixed_origin_first(const char *name)
+{
+	bool first = true;
+	while (atomic_flag_test_and_set_explicit(&mixed_lock, memory_order_acquire))
+		;
+	for (size_t i = 0; i < mixed_count && first; i++)
+		first = strcmp(mixed_names[i], name) != 0;
+	if (first && mixed_count < MIXED_NAMES && strlen(name) <= MIXED_NAME_MAX)
+		strcpy(mixed_names[mixed_count++], name);
+	atomic_flag_clear_explicit(&mixed_lock, memory_order_release);
+	return first;
+}
+
+static const char *family_name(int family) { return family >= 0 ? libnames[family].family : NULL; }
+
+static const char *policy_name(void) { return config_policy_name(config_get()->policy); }
+
+/* One outcome in the words of its three records: the log line, the event and the report's line. */
+struct record {
+	enum log_level level;
+	struct log_event event;
+	enum kind kind;
+	int pair; /* a miss's pair, or -1 */
+	char line[1024], counted[1024];
+	char reason[PLATFORM_PATH_TEXT];
+};
+
+/* A line of a record, cut where it does not fit as the log cuts its lines. */
+static void write_text(char *out, size_t size, const char *format, ...) __attribute__((format(LOG_FORMAT, 3, 4)));
+static void write_text(char *out, size_t size, const char *format, ...)
+{
+	va_list args;
+	va_start(args, format);
+	vsnprintf(out, size, format, args);
+	va_end(args);
+}
+
+static const char *caller_or_unknown(const struct outcome *outcome)
+{
+	return outcome->caller ? outcome->caller : "an unknown object";
+}
+
+/* The places, as many as one line holds; the event has them all. */
+static void list_places(const struct outcome *miss, char *places, size_t size)
+{
 	size_t used = 0;
 	places[0] = '\0';
-	for (size_t i = 0; i < miss->looked_count && used < sizeof(places); i++) {
+	for (size_t i = 0; i < miss->looked_count && used < size; i++) {
 		const struct log_looked *place = &miss->looked[i];
-		int n = snprintf(places + used, sizeof(places) - used, "%s%s (%s)", i ? ", " : "",
-				 place->folder ? place->folder : "ld.so.cache", place->step);
-		used = n < 0 ? sizeof(places) : used + (size_t)n;
+		int n = snprintf(places + used, size - used, "%s%s (%s)", i ? ", " : "", place->folder ? place->folder : "ld.so.cache",
+				 place->step);
+		used = n < 0 ? size : used + (size_t)n;
 	}
-	if (used >= sizeof(places))
-		strcpy(places + sizeof(places) - 5, " ...");
-	char reason[PLATFORM_PATH_TEXT];
-	snprintf(reason, sizeof(reason), miss->other ? "%s; another version is there: %s" : "%s", miss->reason, miss->other);
-	log_message(miss->driver || miss->other ? LOG_INFO : LOG_WARN, "%s wanted by %s (%s): not found; looked in %s", miss->name,
-		    miss->caller ? miss->caller : "an unknown object", reason, places[0] ? places : "no folder");
-	log_event(&(struct log_event){ .event = "miss", .name = miss->name, .caller = miss->caller, .family = family,
-				       .policy = policy, .reason = reason, .looked = miss->looked,
-				       .looked_count = miss->looked_count });
-	count(KIND_MISS, pair, "miss %s wanted by %s (%s): looked in %zu places", miss->name,
-	      miss->caller ? miss->caller : "an unknown object", reason, miss->looked_count);
+	if (used >= size)
+		strcpy(places + size - 5, " ...");
+}
+
+static void record_miss(const struct outcome *miss, struct record *record)
+{
+	char places[700];
+	list_places(miss, places, sizeof(places));
+	write_text(record->reason, sizeof(record->reason), miss->other ? "%s; another version is there: %s" : "%s",
+		 miss->answer->miss_reason, miss->other);
+	const char *caller = caller_or_unknown(miss);
+	record->level = miss->driver || miss->other ? LOG_INFO : LOG_WARN;
+	write_text(record->line, sizeof(record->line), "%s wanted by %s (%s): not found; looked in %s", miss->name, caller,
+		 record->reason, places[0] ? places : "no folder");
+	record->event = (struct log_event){ .event = "miss", .reason = record->reason, .looked = miss->looked,
+					    .looked_count = miss->looked_count };
+	record->kind = KIND_MISS;
+	write_text(record->counted, sizeof(record->counted), "miss %s wanted by %s (%s): looked in %zu places", miss->name, caller,
+		 record->reason, miss->looked_count);
+}
+
+/* The event of a load: what was asked for, and for a bare name, which rule chose the copy. */
+static const char *loaded_event(const struct outcome *loaded)
+{
+	switch (loaded->request) {
+	case POLICY_NEEDED: return "needed";
+	case POLICY_AUDIT: return "audit-answer";
+	case POLICY_ATTACH: return "attach-load";
+	case POLICY_DLOPEN: break;
+	}
+	return loaded->answer->action == POLICY_LOAD_OWN ? "coherent" : "redirect";
+}
+
+static void record_loaded(const struct outcome *loaded, struct record *record)
+{
+	const char *event = loaded_event(loaded), *reason = loaded->answer->text;
+	record->level = LOG_INFO;
+	write_text(record->line, sizeof(record->line), "%s for %s: %s %s (%s)", loaded->name,
+		 loaded->caller_words ? loaded->caller_words : caller_or_unknown(loaded),
+		 loaded->request == POLICY_AUDIT ? "the loader is given" : "loaded", loaded->path, reason);
+	record->event = (struct log_event){ .event = event, .path = loaded->path, .reason = reason };
+	record->kind = KIND_REDIRECT;
+	write_text(record->counted, sizeof(record->counted), "%s %s for %s: %s", event, loaded->name, caller_or_unknown(loaded),
+		 loaded->path);
+}
+
+static void record_mixed_origin(const struct outcome *mixed, struct record *record)
+{
+	record->level = LOG_WARN;
+	write_text(record->line, sizeof(record->line), "mixed origins: %s is already loaded from %s; %s would take %s", mixed->name,
+		 mixed->path, mixed->caller, mixed->own);
+	record->event = (struct log_event){ .event = "mixed-origin", .path = mixed->path, .own = mixed->own,
+					    .reason = "first loaded wins: already loaded from another folder" };
+	record->kind = KIND_MIXED;
+	write_text(record->counted, sizeof(record->counted), "mixed origin %s: loaded from %s; %s would take %s", mixed->name,
+		 mixed->path, mixed->caller, mixed->own);
+}
+
+void report_outcome(const struct outcome *outcome)
+{
+	int pair = outcome->kind == OUTCOME_MISSED ? note_miss(outcome->name, outcome->caller) : -1;
+	struct record *record = malloc(sizeof(*record));
+	if (!record || (outcome->kind == OUTCOME_MISSED && pair < 0)) {
+		free(record);
+		return;
+	}
+	switch (outcome->kind) {
+	case OUTCOME_LOADED: record_loaded(outcome, record); break;
+	case OUTCOME_MIXED_ORIGIN: record_mixed_origin(outcome, record); break;
+	case OUTCOME_MISSED: record_miss(outcome, record); break;
+	}
+	record->event.name = outcome->name;
+	record->event.caller = outcome->caller;
+	record->event.family = family_name(outcome->family);
+	record->event.policy = policy_name();
+	count(record->kind, pair, "%s", record->counted);
+	log_message(record->level, "%s", record->line);
+	log_event(&record->event);
+	free(record);
 }
 
 void report_origin(const char *family, const char *folder, const char *name)
 {
 	count(KIND_ORIGIN, -1, "origin %s: %s (%s)", family, folder, name);
-}
-
-void report_redirect(const char *event, const char *name, const char *path, const char *caller)
-{
-	count(KIND_REDIRECT, -1, "%s %s for %s: %s", event, name, caller ? caller : "an unknown object", path);
-}
-
-void report_mixed_origin(const char *name, const char *loaded, const char *own, const char *caller)
-{
-	count(KIND_MIXED, -1, "mixed origin %s: loaded from %s; %s would take %s", name, loaded, caller, own);
 }
 
 void report_at_exit(void)

@@ -1,42 +1,59 @@
-/* What the runtime did in this process, for the exit report (NVINTERPOSE_REPORT) and the
-   "summary" event, and the one way every front reports a miss. */
+/* What the runtime did in this process. The exit report (NVINTERPOSE_REPORT) and the "summary"
+   event count it, and every front reports each outcome through one call. */
 #pragma once
 
 #include "log.h"
+#include "policy.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 
-/* An NVIDIA library the runtime looked at and nobody could supply. */
-struct report_miss {
-	const char *name;   /* the name asked for */
-	const char *caller; /* the object that asked */
+/* What a request came to, said once. One call writes the log line, the event and the report's
+   line, as origins_register does for a registration. Every front reports through it. */
+enum outcome_kind {
+	OUTCOME_LOADED,       /* the runtime loaded a copy, or the audit front gave the loader its path */
+	OUTCOME_MIXED_ORIGIN, /* first loaded wins, and the asker's own installation holds another copy */
+	OUTCOME_MISSED,       /* nobody could supply the name */
+};
+
+struct outcome {
+	enum outcome_kind kind;
+	enum policy_request request;        /* how it was asked for: names the event */
+	const struct policy_answer *answer; /* LOADED and MISSED: the decision carried out */
+	const char *name;                   /* the name asked for */
 	int family;
-	bool driver;        /* a driver library: said at info, not warn */
-	/* A shorter version of name in a folder looked in (cuDNN asks for libcudnn_graph.so.9.19.0, then
-	   .so.9.19, then takes the .so.9 that is there): the caller is probably probing; said at info. */
+	bool driver;                        /* a driver library: a miss of one is said at info */
+	const char *caller;                 /* the object that asked, as events name it; NULL: unknown */
+	const char *caller_words;           /* the log line's words for the caller, when not caller */
+	const char *path;                   /* LOADED: the copy; MIXED_ORIGIN: the object loaded */
+	const char *own;                    /* MIXED_ORIGIN: the copy the asker's installation holds */
+	/* MISSED. A shorter version of the name in a folder looked in (cuDNN asks for
+	   libcudnn_graph.so.9.19.0, then .so.9.19, then takes the .so.9 that is there). The caller is
+	   then probably probing, and the miss is said at info. */
 	const char *other;
-	const char *reason; /* how it was asked for ("dlopen by bare name", "DT_NEEDED") */
-	const struct log_looked *looked; /* every place tried, in order */
+	const struct log_looked *looked;    /* MISSED: every place tried, in order */
 	size_t looked_count;
 };
 
-/* True when a miss of this kind would be shown or recorded: only then is "looked" worth making. */
-bool report_misses_wanted(bool driver);
-/* The warning (info for a driver library), the "miss" event and the report's line, once for each
-   (name, folder of the caller) in a process: a miss of a pair already reported is only counted,
-   and the report's line says how many times it happened. Past REPORT_MISS_PAIRS pairs, misses
-   are counted only, as one line says once. */
+/* Reports one outcome. A miss is reported once for each (name, folder of the caller) in a
+   process. A miss of a pair already reported is only counted, and the report's line says how many
+   times it happened. Past REPORT_MISS_PAIRS pairs, misses are counted only, as one line says
+   once. Not under the loader's locks: it logs. */
 #define REPORT_MISS_PAIRS 256
-void report_miss(const struct report_miss *miss);
-/* True when a miss of name asked by caller was reported before: it is then counted, as
-   report_miss would, and the caller need not look again. */
-bool report_miss_repeated(const char *name, const char *caller);
+void report_outcome(const struct outcome *outcome);
 
-/* The other things the report counts (origins_register and the fronts call them). */
+/* True when a miss of this kind would be shown or recorded. Only then is "looked" worth making. */
+bool report_misses_wanted(bool driver);
+/* True when a miss of name asked by caller was reported before, or the table of pairs is full. It
+   counts nothing. A walk need then not list its places, since the report will only count the miss. */
+bool report_miss_known(const char *name, const char *caller);
+/* True the first time it is asked for a soname in this process. A mixed origin is looked for once
+   for each soname, so the walk it takes is not repeated on every load. Allocation-free; a forked
+   child takes its lock anew. */
+bool report_mixed_origin_first(const char *name);
+
+/* A folder registered (origins_register calls it). */
 void report_origin(const char *family, const char *folder, const char *name);
-void report_redirect(const char *event, const char *name, const char *path, const char *caller);
-void report_mixed_origin(const char *name, const char *loaded, const char *own, const char *caller);
 
 /* At exit: the "summary" event (when there is an event log and a report was asked for) and, in
    the process NVINTERPOSE_REPORT names, the report on stderr. */

@@ -40,10 +40,15 @@
 #define COMPARE_NAMES strncmp
 #endif
 
+struct trust_place;
+
 struct walk {
 	const struct search_request *request;
 	enum loader_step loader_step; /* while the loader's search is walked */
+	/* What is done at each of the runtime's places: try_folder, or a visit of the folder alone. */
+	bool (*place)(struct walk *walk, const char *folder, enum search_step step, struct trust_place *trust);
 	search_visit visit;
+	search_place_visit visit_place;
 	void *arg;
 	struct platform_identity who; /* the process the trust rule judges for (who_known: asked once) */
 	bool who_known;
@@ -332,7 +337,7 @@ static bool try_wheel_siblings(struct walk *walk, const char *origin)
 		struct trust_place place = { .owners = &owners, .above = { root, package, NULL }, .owner_of = owners.count ? NULL : origin };
 		if (path_join(package, sizeof(package), root, SEPARATOR, names[i]) &&
 		    path_join(folder, sizeof(folder), package, SEPARATOR, leaf))
-			stopped = try_folder(walk, folder, SEARCH_WHEEL_SIBLING, &place);
+			stopped = walk->place(walk, folder, SEARCH_WHEEL_SIBLING, &place);
 	}
 	if (listing)
 		atomic_fetch_sub(&listing->users, 1);
@@ -341,35 +346,18 @@ static bool try_wheel_siblings(struct walk *walk, const char *origin)
 	return stopped;
 }
 
-bool search_candidates(const struct search_request *request, search_visit visit, void *arg)
+/* The runtime's own places, in their order (the steps 2 to 5 above). */
+static bool walk_places(struct walk *walk)
 {
-	struct walk *walk = malloc(sizeof(*walk)); /* seen[] is filled as it grows: not zeroed */
+	const struct search_request *request = walk->request;
 	bool stopped = false;
-	if (!walk || !request->name || !request->name[0] || strchr(request->name, SEPARATOR))
-		goto out;
-	walk->request = request;
-	walk->loader_step = LOADER_LISTED;
-	walk->visit = visit;
-	walk->arg = arg;
-	walk->seen_count = 0;
-	walk->root_count = 0;
-	walk->who_known = false;
-
-	if (request->asker)
-		stopped = loader_search_order(request->lookup, request->asker, request->process, try_loader_folder, walk);
-	if (request->loader_only)
-		goto out;
-	if (!stopped && request->caller_folder)
-		stopped = try_folder(walk, request->caller_folder, SEARCH_CALLER_FOLDER, NULL);
-	if (request->caller_folder_only) {
-		if (!stopped && request->caller_folder)
-			stopped = try_wheel_siblings(walk, request->caller_folder);
-		goto out;
-	}
-
+	if (request->caller_folder)
+		stopped = walk->place(walk, request->caller_folder, SEARCH_CALLER_FOLDER, NULL);
+	if (request->caller_folder_only)
+		return stopped || (request->caller_folder && try_wheel_siblings(walk, request->caller_folder));
 	size_t n = registry_count();
 	for (size_t i = 0; i < n && !stopped; i++)
-		stopped = try_folder(walk, registry_at(i)->folder, SEARCH_ORIGIN, NULL);
+		stopped = walk->place(walk, registry_at(i)->folder, SEARCH_ORIGIN, NULL);
 	if (!stopped && request->caller_folder)
 		stopped = try_wheel_siblings(walk, request->caller_folder);
 	for (size_t i = 0; i < n && !stopped; i++)
@@ -383,8 +371,58 @@ bool search_candidates(const struct search_request *request, search_visit visit,
 		trust_add_owner_of(&owners, registry_at(i)->folder);
 	struct trust_place place = { .owners = &owners };
 	for (size_t i = 0; i < config->path_count && !stopped; i++)
-		stopped = try_folder(walk, config_path(config, i), SEARCH_NVINTERPOSE_PATH, &place);
+		stopped = walk->place(walk, config_path(config, i), SEARCH_NVINTERPOSE_PATH, &place);
+	return stopped;
+}
+
+static struct walk *start_walk(const struct search_request *request)
+{
+	struct walk *walk = malloc(sizeof(*walk)); /* seen[] is filled as it grows: not zeroed */
+	if (!walk)
+		return NULL;
+	walk->request = request;
+	walk->loader_step = LOADER_LISTED;
+	walk->place = try_folder;
+	walk->seen_count = 0;
+	walk->root_count = 0;
+	walk->who_known = false;
+	return walk;
+}
+
+bool search_candidates(const struct search_request *request, search_visit visit, void *arg)
+{
+	struct walk *walk = NULL;
+	bool stopped = false;
+	if (!request->name || !request->name[0] || strchr(request->name, SEPARATOR) || !(walk = start_walk(request)))
+		goto out;
+	walk->visit = visit;
+	walk->arg = arg;
+	if (request->asker)
+		stopped = loader_search_order(request->lookup, request->asker, request->process, try_loader_folder, walk);
+	if (!stopped && !request->loader_only)
+		stopped = walk_places(walk);
 out:
+	free(walk);
+	return stopped;
+}
+
+/* A place visited as a folder: the trust rule, which judges files, is the caller's business. */
+static bool visit_place(struct walk *walk, const char *folder, enum search_step step, struct trust_place *trust)
+{
+	(void)trust;
+	return folder && folder[0] && walk->visit_place(folder, step, walk->arg);
+}
+
+bool search_places(const struct search_request *request, search_place_visit visit, void *arg)
+{
+	struct walk *walk = start_walk(request);
+	bool stopped = false;
+	if (walk) {
+		walk->place = visit_place;
+		walk->visit_place = visit;
+		walk->arg = arg;
+		stopped = walk_places(walk);
+	}
 	free(walk);
 	return stopped;
 }

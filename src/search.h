@@ -20,7 +20,7 @@ enum search_step {
 
 struct search_request {
 	const char *name; /* a bare file name */
-	/* The loader's search for name (asker NULL: none), walked first: */
+	/* The loader's search for name, walked first. None when asker is NULL. */
 	enum loader_lookup lookup;
 	const struct loader_object *asker;
 	const struct loader_process *process;
@@ -47,11 +47,20 @@ typedef bool (*search_visit)(const char *path, enum search_step step, enum loade
    and NVINTERPOSE_PATH entries that the trust rule refuses are skipped, with a warning. */
 bool search_candidates(const struct search_request *request, search_visit visit, void *arg);
 
+/* Called with each of the runtime's places; returns true to stop. */
+typedef bool (*search_place_visit)(const char *folder, enum search_step step, void *arg);
+/* The runtime's own places for request (no loader step), in the order search_candidates tries
+   them: the caller's folder, the registered origins, the wheel siblings of both, NVINTERPOSE_PATH
+   (with caller_folder_only, the caller's folder and its siblings). Every folder is visited as it is
+   met, whether or not it exists or the trust rule would take a file there: for the inspector,
+   which looks at what the folders hold. True when the visitor stopped it. */
+bool search_places(const struct search_request *request, search_place_visit visit, void *arg);
+
 const char *search_step_name(enum search_step step);
 /* The step as a word for machines: the loader's step name (loader.h) for SEARCH_LOADER, else
    "caller_folder", "registered_origin", "wheel_sibling", "nvinterpose_path". */
 const char *search_step_key(enum search_step step, enum loader_step loader_step);
 
-/* The wheel-sibling rule: for ".../site-packages/nvidia/PKG/lib" (Windows: "bin"), writes
-   ".../site-packages/nvidia" to parent and the last component ("lib") to leaf; false otherwise. */
+/* The wheel-sibling rule. For ".../site-packages/nvidia/PKG/lib" (on Windows "bin"), writes
+   ".../site-packages/nvidia" to parent and the last component ("lib") to leaf. False otherwise. */
 bool search_wheel_root(const char *folder, char *parent, size_t size, const char **leaf);

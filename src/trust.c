@@ -2,13 +2,14 @@
    would run in the host process: whoever can write to it, or to a folder above it up to the
    site-packages/nvidia level (renaming entries there swaps what lies below), chooses that code.
    So it is used only when nobody but the effective user, root, or a user whose NVIDIA code the
-   process already runs owns it, and nobody else may write to it: neither everyone (a folder with
-   the sticky bit excepted: others may add entries there but not rename or replace what they do not
-   own, and what they add is owned by them, which the rule refuses), nor a group the process does
-   not act with itself (its effective and supplementary groups: a project environment shared by its
-   group, and a container image made group-writable for arbitrary uids of group 0, stay usable to
-   members of that group). It applies to every process, not only to root: a folder another user can
-   write is a way into the user's processes whoever the user is. */
+   process already runs owns it, and nobody else may write to it. Everyone may not write to it,
+   except in a folder with the sticky bit. There others may add entries but not rename or replace
+   what they do not own, and what they add is owned by them, which the rule refuses. A group may not
+   write to it unless the process acts with that group itself (its effective and supplementary
+   groups). So a project environment shared by its group, and a container image made group-writable
+   for arbitrary uids of group 0, stay usable to members of that group. The rule applies to every
+   process, not only to root, since a folder another user can write is a way into the user's
+   processes whoever the user is. */
 #include "trust.h"
 
 #include "log.h"

@@ -187,6 +187,23 @@ START_TEST(test_coherent_never_redirects_the_driver)
 }
 END_TEST
 
+START_TEST(test_a_loaded_driver_is_no_mixed_origin)
+{
+	/* The process loaded a driver library first; an NVIDIA library whose folder holds another copy
+	   asks for it by name. The loaded one is used, and since the runtime never takes a driver
+	   library from an installation, no copy of the asker's "would be taken": nothing to warn of. */
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	char *system = test_format("%s/system", test_tmpdir());
+	test_mkdirs(system);
+	test_build_library("value.c", test_format("%s/libcuda.so.1", system), "libcuda.so.1", "");
+	test_build_library("value.c", test_format("%s/libcuda.so.1", wheel.lib), "libcuda.so.1", "");
+	const char *env[] = { standin_preload(), "NVINTERPOSE_POLICY=coherent", "NVINTERPOSE_LOG=info", NULL };
+	struct test_run run = test_probe(env, test_format("open %s/libcuda.so.1 call %s nvrtc_like_driver", system, wheel.nvrtc));
+	ck_assert_msg(test_contains(run.output, "call nvrtc_like_driver: 1"), "%s", run.output);
+	ck_assert_msg(!test_contains(run.output, "mixed origins"), "%s", run.output);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *suite = suite_create("coherent");
@@ -199,6 +216,7 @@ int main(void)
 	tcase_add_test(tc, test_cudnn_sub_library_comes_from_the_parents_folder_under_coherent);
 	tcase_add_test(tc, test_errno_is_kept_on_a_repeated_load_under_coherent);
 	tcase_add_test(tc, test_coherent_never_redirects_the_driver);
+	tcase_add_test(tc, test_a_loaded_driver_is_no_mixed_origin);
 	suite_add_tcase(suite, tc);
 	return test_main(suite);
 }

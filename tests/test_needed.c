@@ -312,6 +312,21 @@ START_TEST(test_copy_in_an_hwcaps_subfolder_the_runtime_cannot_rank_is_left_to_t
 }
 END_TEST
 
+START_TEST(test_an_unranked_copy_is_not_said_left_to_the_loader_when_coherent_takes_the_askers_own)
+{
+	/* As above, the only nvJitLink in cusparse's RUNPATH folder lies in a glibc-hwcaps subfolder the
+	   runtime cannot rank. Under coherent the copy in cusparse's wheel sibling is taken over it, so
+	   the runtime does not say that it left the name to the loader. */
+	struct wheels w = make_wheels();
+	const char *hwcaps = test_mkdirs(test_format("%s/glibc-hwcaps/model-none", w.cusparse));
+	test_build_library("value.c", test_format("%s/libnvJitLink.so.77", hwcaps), "libnvJitLink.so.77", "-DVALUE_SYMBOL=nvjitlink_value -DVALUE=3");
+	const char *env[] = { standin_preload(), "NVINTERPOSE_POLICY=coherent", "NVINTERPOSE_LOG=debug", NULL };
+	struct test_run run = test_probe(env, test_format("call %s cusparse_value", w.cusparse_lib));
+	ck_assert_msg(test_contains(run.output, "call cusparse_value: 1007"), "%s", run.output);
+	ck_assert_msg(!test_contains(run.output, "unknown whether the loader finds it"), "%s", run.output);
+}
+END_TEST
+
 /* A subfolder that appears after a folder was walked is seen by the next walk: the runtime may
    remember that a folder had no subfolder to try only while the folder is unchanged. cusparse's
    folder is walked for its nvJitLink (supplied from the wheel sibling); then a glibc-hwcaps
@@ -428,6 +443,7 @@ int main(void)
 	tcase_add_test(tc, test_empty_element_of_the_parents_rpath_is_the_working_folder);
 	tcase_add_test(tc, test_dt_needed_candidate_must_have_the_name_as_its_soname);
 	tcase_add_test(tc, test_copy_in_an_hwcaps_subfolder_the_runtime_cannot_rank_is_left_to_the_loader_and_said);
+	tcase_add_test(tc, test_an_unranked_copy_is_not_said_left_to_the_loader_when_coherent_takes_the_askers_own);
 	tcase_add_loop_test(tc, test_legacy_subfolders_without_the_name_leave_the_search_known, 0, TEST_CPU_KINDS);
 	tcase_add_test(tc, test_subfolder_created_after_a_walk_is_seen_by_the_next);
 	tcase_add_test(tc, test_subfolder_created_after_a_walk_is_seen_beside_another_subfolder);

@@ -549,132 +549,146 @@ static int run(wchar_t **args, int count, const wchar_t *library, bool warnings)
 	return (int)code;
 }
 
-int wmain(int argc, wchar_t **argv);
-int wmain(int argc, wchar_t **argv)
+/* What the command line asked for besides the settings it sets. */
+struct command {
+	bool has_library, print_env, format_given;
+	enum format format;
+	wchar_t library[WIDE_PATH_MAX]; /* --library, made absolute */
+};
+
+/* --print-env and --format: the format's name, when given. */
+static int take_format(enum option_id id, const wchar_t *option, const wchar_t *value, struct command *command)
 {
-	static wchar_t path_list[VALUE_MAX], full[WIDE_PATH_MAX], library_option[WIDE_PATH_MAX];
-	bool has_library = false, print_env = false, format_given = false;
-	enum format format = FORMAT_CMD;
-	int i = 1;
-	for (; i < argc; i++) {
-		const wchar_t *argument = argv[i];
+	if (id == OPTION_PRINT_ENV)
+		command->print_env = true;
+	else
+		command->format_given = true;
+	if (!value)
+		return -1;
+	size_t f = 0;
+	while (f < 4 && _wcsicmp(value, format_names[f]) != 0)
+		f++;
+	if (f == 4) {
+		say("--%ls: '%s' is not one of cmd, powershell, github, json", option, text(value));
+		return EXIT_USAGE;
+	}
+	command->format = (enum format)f;
+	return -1;
+}
+
+/* A file value (--log-file, --library): made absolute into out. */
+static bool take_file(const wchar_t *option, const wchar_t *value, wchar_t *out)
+{
+	if (!value[0])
+		say("--%ls: needs a file", option);
+	return value[0] && absolute(option, value, out, WIDE_PATH_MAX);
+}
+
+/* One option with its value; -1 to go on, else the exit status. */
+static int take_option(enum option_id id, const wchar_t *value, struct command *command)
+{
+	static wchar_t path_list[VALUE_MAX], full[WIDE_PATH_MAX];
+	const wchar_t *option = options[id].name;
+	switch (id) {
+	case OPTION_HELP: usage(); return 0;
+	case OPTION_VERSION: printf("nvinterpose-run %s\n", NVI_VERSION); return 0;
+	case OPTION_POLICY:
+	case OPTION_LOG:
+		if (!valid_name(value, id == OPTION_POLICY)) {
+			say("--%ls: '%s' is not one of %s", option, text(value),
+			    id == OPTION_POLICY ? "fallback, coherent, off" : "error, warn, info, debug");
+			return EXIT_USAGE;
+		}
+		return set_variable(id == OPTION_POLICY ? L"NVINTERPOSE_POLICY" : L"NVINTERPOSE_LOG", value) ? -1 : EXIT_USAGE;
+	case OPTION_LOG_FILE: return take_file(option, value, full) && set_variable(L"NVINTERPOSE_LOG_FILE", full) ? -1 : EXIT_USAGE;
+	case OPTION_PATH: return absolute_list(value, path_list) && set_variable(L"NVINTERPOSE_PATH", path_list) ? -1 : EXIT_USAGE;
+	case OPTION_LIBRARY:
+		command->has_library = true;
+		return take_file(option, value, command->library) ? -1 : EXIT_USAGE;
+	case OPTION_NO_ADD_DLL_DIRECTORY: return set_variable(L"NVINTERPOSE_ADD_DLL_DIRECTORY", L"0") ? -1 : EXIT_USAGE;
+	case OPTION_NO_CHILDREN: return set_variable(L"NVINTERPOSE_CHILDREN", L"0") ? -1 : EXIT_USAGE;
+	case OPTION_PRINT_ENV:
+	case OPTION_FORMAT: return take_format(id, option, value, command);
+	}
+	return -1;
+}
+
+/* The long option at argv[*i] and its value (after '=', or the next argument); -1 to go on, else
+   the exit status. */
+static int read_option(int argc, wchar_t **argv, int *i, struct command *command)
+{
+	const wchar_t *name = argv[*i] + 2, *equals = wcschr(name, L'=');
+	size_t length = equals ? (size_t)(equals - name) : wcslen(name);
+	int id = find_option(name, length);
+	if (id < 0) {
+		say("--%.*ls: %s option (see --help)", (int)length, name, id == -1 ? "unknown" : "ambiguous");
+		return EXIT_USAGE;
+	}
+	const wchar_t *option = options[id].name, *value = equals ? equals + 1 : NULL;
+	if (options[id].takes == NO_VALUE && value) {
+		say("--%ls: takes no value", option);
+		return EXIT_USAGE;
+	}
+	if (options[id].takes == VALUE && !value) {
+		if (*i + 1 >= argc) {
+			say("--%ls: needs a value (see --help)", option);
+			return EXIT_USAGE;
+		}
+		value = argv[++*i];
+	}
+	return take_option((enum option_id)id, value, command);
+}
+
+/* The options before the program; *i is then the program's index. -1 to go on, else the exit status. */
+static int read_options(int argc, wchar_t **argv, int *i, struct command *command)
+{
+	for (; *i < argc; ++*i) {
+		const wchar_t *argument = argv[*i];
 		if (wcscmp(argument, L"--") == 0) {
-			i++;
-			break;
+			++*i;
+			return -1;
 		}
-		if (wcscmp(argument, L"-h") == 0) {
-			usage();
-			return 0;
-		}
-		if (wcscmp(argument, L"-V") == 0) {
-			printf("nvinterpose-run %s\n", NVI_VERSION);
-			return 0;
-		}
+		if (wcscmp(argument, L"-h") == 0)
+			return take_option(OPTION_HELP, NULL, command);
+		if (wcscmp(argument, L"-V") == 0)
+			return take_option(OPTION_VERSION, NULL, command);
 		if (argument[0] != L'-' || !argument[1])
-			break; /* the program */
+			return -1; /* the program */
 		if (argument[1] != L'-') {
 			say("%s: unknown option (see --help)", text(argument));
 			return EXIT_USAGE;
 		}
-		const wchar_t *name = argument + 2, *equals = wcschr(name, L'=');
-		size_t length = equals ? (size_t)(equals - name) : wcslen(name);
-		int id = find_option(name, length);
-		if (id == -1) {
-			say("--%.*ls: unknown option (see --help)", (int)length, name);
-			return EXIT_USAGE;
-		}
-		if (id == -2) {
-			say("--%.*ls: ambiguous option (see --help)", (int)length, name);
-			return EXIT_USAGE;
-		}
-		const wchar_t *option = options[id].name, *value = equals ? equals + 1 : NULL;
-		if (options[id].takes == NO_VALUE && value) {
-			say("--%ls: takes no value", option);
-			return EXIT_USAGE;
-		}
-		if (options[id].takes == VALUE && !value) {
-			if (i + 1 >= argc) {
-				say("--%ls: needs a value (see --help)", option);
-				return EXIT_USAGE;
-			}
-			value = argv[++i];
-		}
-		switch ((enum option_id)id) {
-		case OPTION_HELP: usage(); return 0;
-		case OPTION_VERSION: printf("nvinterpose-run %s\n", NVI_VERSION); return 0;
-		case OPTION_POLICY:
-		case OPTION_LOG:
-			if (!valid_name(value, id == OPTION_POLICY)) {
-				say("--%ls: '%s' is not one of %s", option, text(value),
-				    id == OPTION_POLICY ? "fallback, coherent, off" : "error, warn, info, debug");
-				return EXIT_USAGE;
-			}
-			if (!set_variable(id == OPTION_POLICY ? L"NVINTERPOSE_POLICY" : L"NVINTERPOSE_LOG", value))
-				return EXIT_USAGE;
-			break;
-		case OPTION_LOG_FILE:
-			if (!value[0] || !absolute(option, value, full, WIDE_PATH_MAX) || !set_variable(L"NVINTERPOSE_LOG_FILE", full)) {
-				if (!value[0])
-					say("--%ls: needs a file", option);
-				return EXIT_USAGE;
-			}
-			break;
-		case OPTION_PATH:
-			if (!absolute_list(value, path_list) || !set_variable(L"NVINTERPOSE_PATH", path_list))
-				return EXIT_USAGE;
-			break;
-		case OPTION_LIBRARY:
-			if (!value[0] || !absolute(option, value, library_option, WIDE_PATH_MAX)) {
-				if (!value[0])
-					say("--%ls: needs a file", option);
-				return EXIT_USAGE;
-			}
-			has_library = true;
-			break;
-		case OPTION_NO_ADD_DLL_DIRECTORY:
-			if (!set_variable(L"NVINTERPOSE_ADD_DLL_DIRECTORY", L"0"))
-				return EXIT_USAGE;
-			break;
-		case OPTION_NO_CHILDREN:
-			if (!set_variable(L"NVINTERPOSE_CHILDREN", L"0"))
-				return EXIT_USAGE;
-			break;
-		case OPTION_PRINT_ENV:
-		case OPTION_FORMAT:
-			if (id == OPTION_PRINT_ENV)
-				print_env = true;
-			else
-				format_given = true;
-			if (!value)
-				break;
-			size_t f = 0;
-			while (f < 4 && _wcsicmp(value, format_names[f]) != 0)
-				f++;
-			if (f == 4) {
-				say("--%ls: '%s' is not one of cmd, powershell, github, json", option, text(value));
-				return EXIT_USAGE;
-			}
-			format = (enum format)f;
-			break;
-		}
+		int status = read_option(argc, argv, i, command);
+		if (status >= 0)
+			return status;
 	}
-	if (format_given && !print_env) {
+	return -1;
+}
+
+int wmain(int argc, wchar_t **argv);
+int wmain(int argc, wchar_t **argv)
+{
+	static struct command command = { .format = FORMAT_CMD };
+	int i = 1, status = read_options(argc, argv, &i, &command);
+	if (status >= 0)
+		return status;
+	if (command.format_given && !command.print_env) {
 		say("--format: goes with --print-env (see --help)");
 		return EXIT_USAGE;
 	}
-	if (print_env) {
+	if (command.print_env) {
 		if (i < argc) {
 			say("--print-env: takes no program ('%s' given)", text(argv[i]));
 			return EXIT_USAGE;
 		}
-		return print_environment(format);
+		return print_environment(command.format);
 	}
 	if (i >= argc) {
 		say("PROGRAM: no program given (see --help)");
 		return EXIT_USAGE;
 	}
 	wchar_t library[WIDE_PATH_MAX], level[16];
-	if (!find_library(has_library ? library_option : NULL, library))
+	if (!find_library(command.has_library ? command.library : NULL, library))
 		return EXIT_USAGE;
 	enum log_level log_level = LOG_ERROR;
 	char level_utf8[16];

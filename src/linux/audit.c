@@ -7,16 +7,17 @@
  *                 and later on aarch64 refuse an auditor that answers 1 to a newer loader);
  *   la_objopen    every NVIDIA object mapped in any namespace has its folder registered; the object
  *                 is kept in the cookie, and 0 returned, so no symbol binding is traced;
- *   la_objsearch  for an NVIDIA name at LA_SER_ORIG (before the loader's own search; an answer
- *                 there replaces that search, and answering a later candidate would make glibc keep
- *                 the candidate's name as the object's): a path only when the requester's whole
- *                 search, as far as this process can see it, holds no copy (src/linux/lookup.c,
- *                 lookup_for_requester: its RPATH chain, LD_LIBRARY_PATH, RUNPATH and the system
- *                 folders as the loader lists them, every glibc-hwcaps subfolder, a legacy hwcap
- *                 folder or an ld.so.cache entry counting as "the loader may find it"); otherwise
- *                 the name unchanged. Only from glibc 2.34 (start_libdl_usable): the
- *                 requester's search list is asked of libdl; before, every name is left to the
- *                 loader and the audit front only registers.
+ *   la_objsearch  answers for an NVIDIA name at LA_SER_ORIG, before the loader's own search. An
+ *                 answer there replaces that search; answering a later candidate would make glibc
+ *                 keep the candidate's name as the object's. The answer is a path only when the
+ *                 requester's whole search, as far as this process can see it, holds no copy
+ *                 (plan.h, plan_for_requester). That search is its RPATH chain, LD_LIBRARY_PATH,
+ *                 RUNPATH and the system folders as the loader lists them. Every glibc-hwcaps
+ *                 subfolder, a legacy hwcap folder or an ld.so.cache entry counts as "the loader
+ *                 may find it". Otherwise the name is returned unchanged. The requester's search
+ *                 list is asked of libdl, which only glibc 2.34 and later allow here
+ *                 (start_libdl_usable). Before, every name is left to the loader and the audit
+ *                 front only registers.
  *
  * The audit library is the same libnvinterpose.so, loaded into a namespace of its own with data of
  * its own: start-up there does nothing but this (start_in_audit_namespace). A preloaded copy
@@ -29,9 +30,11 @@
 #include "libnames.h"
 #include "loaded.h"
 #include "loader/dst.h"
+#include "loader_facts.h"
 #include "log.h"
-#include "lookup.h"
 #include "origins.h"
+#include "plan.h"
+#include "platform.h"
 #include "report.h"
 #include "start.h"
 
@@ -42,7 +45,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -77,25 +79,22 @@ unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *cookie)
 }
 
 /* True when requester is a copy of the runtime: this file, or one of its name, preloaded in the
-   program's namespace. Its loads by name (lookup.h, by_name_first) ask the loader for its own
+   program's namespace. Its loads by name (plan.h, by_name_first) ask the loader for its own
    answer, ld.so.cache included, before it loads its own copy by path and reports that as a
    redirect, with the real asker and the step: answered here, they would be counted nowhere and
    logged with the runtime as their caller. */
 static bool is_runtime(const struct link_map *requester)
 {
 	static const char *own;
-	static struct stat own_file;
-	struct stat file;
 	if (!own) { /* la_objsearch runs under the loader's lock: one thread at a time */
-		struct link_map *self = lookup_object_at((const void *)is_runtime);
-		if (!self || !self->l_name || !self->l_name[0] || stat(self->l_name, &own_file) != 0)
+		struct link_map *self = loader_facts_object_at((const void *)is_runtime);
+		if (!self || !self->l_name || !self->l_name[0] || !platform_is_file(self->l_name))
 			return false;
 		own = self->l_name;
 	}
 	const char *path = requester->l_name;
 	return path && path[0] &&
-	       (strcmp(libnames_basename(path), libnames_basename(own)) == 0 ||
-		(stat(path, &file) == 0 && file.st_dev == own_file.st_dev && file.st_ino == own_file.st_ino));
+	       (strcmp(libnames_basename(path), libnames_basename(own)) == 0 || platform_same_file(path, own));
 }
 
 /* At exit, in the audit copy: the report of what it answered and registered, as the preload copy
@@ -112,12 +111,15 @@ __attribute__((destructor)) static void report_audit_front(void)
 
 char *la_objsearch(const char *name, uintptr_t *cookie, unsigned int flag)
 {
-	const struct config *config = config_get();
 	struct link_map *requester = (struct link_map *)*cookie;
-	if (flag != LA_SER_ORIG || !requester || strchr(name, '/') || config->disabled || config->policy == POLICY_OFF)
+	if (flag != LA_SER_ORIG || !requester || strchr(name, '/') || config_get()->disabled)
 		return (char *)name;
-	int family = libnames_match_linux(name, NULL);
-	if (family < 0 || libnames_is_driver(family))
+	struct plan_request request = { .kind = POLICY_AUDIT, .name = name, .family = libnames_match_linux(name, NULL),
+					.caller = requester };
+	if (request.family < 0)
+		return (char *)name;
+	request.driver = libnames_is_driver(request.family);
+	if (!plan_worth_making(&request))
 		return (char *)name;
 	if (!start_libdl_usable()) {
 		log_message(LOG_DEBUG, "%s: left to the loader (before glibc 2.34 an audit library cannot ask libdl; see start.h)",
@@ -130,21 +132,16 @@ char *la_objsearch(const char *name, uintptr_t *cookie, unsigned int flag)
 		return (char *)name;
 	}
 	char *answer = (char *)name;
-	struct lookup_load *load = malloc(sizeof(*load));
-	const char *asker = requester->l_name && requester->l_name[0] ? requester->l_name : loaded_program_path();
+	struct plan_load *load = malloc(sizeof(*load));
+	request.asker = requester->l_name && requester->l_name[0] ? requester->l_name : loaded_program_path();
 	if (report_misses_wanted(false))
-		loaded_note_asker(name, asker);
+		loaded_note_asker(name, request.asker);
 	/* The answer's storage outlives the call: the loader keeps using the name it gets. */
-	if (load && lookup_for_requester(name, family, requester, load) && (answer = strdup(load->path))) {
-		const char *reason = load->coherent ? "coherent: the asker's folder or its wheel siblings" : search_step_name(load->step);
-		log_message(LOG_INFO, "%s for %s: the loader is given %s (%s)", name, asker, answer, reason);
-		log_event(&(struct log_event){ .event = "audit-answer", .name = name, .path = answer, .caller = asker,
-					       .family = libnames[family].family, .policy = config_policy_name(config->policy),
-					       .reason = reason });
-		report_redirect("audit-answer", name, answer, asker);
-	} else {
+	if (load && plan_for_requester(&request, load) && (answer = strdup(load->path)))
+		report_outcome(&(struct outcome){ .kind = OUTCOME_LOADED, .request = POLICY_AUDIT, .answer = &load->answer,
+						  .name = name, .family = request.family, .caller = request.asker, .path = answer });
+	else
 		answer = (char *)name;
-	}
 	free(load);
 	errno = saved_errno;
 	return answer;

@@ -403,6 +403,11 @@ const struct loaded_object *loaded_find_path(const char *path)
 	return NULL;
 }
 
+const struct loaded_object *loaded_find(const char *file, bool by_path)
+{
+	return by_path ? loaded_find_path(file) : loaded_find_soname(file);
+}
+
 bool loaded_has_soname(const char *soname) { return loaded_find_soname(soname) != NULL; }
 
 bool loaded_has_path(const char *path) { return loaded_find_path(path) != NULL; }

@@ -37,6 +37,8 @@ bool loaded_has_path(const char *path);
    The object stays valid for the life of the process (a reloaded library reuses its entry). */
 const struct loaded_object *loaded_find_soname(const char *soname);
 const struct loaded_object *loaded_find_path(const char *path);
+/* The one the loader would match a dlopen of file with: a path (by_path) or a soname. */
+const struct loaded_object *loaded_find(const char *file, bool by_path);
 /* Whether an object found before is loaded still, as of the last sync: seen by the newest finished
    sync, or by one still running (which has not published yet). */
 extern _Atomic unsigned long loaded_current_generation;

@@ -85,6 +85,12 @@ bool platform_is_file(const char *path)
 	return stat(path, &st) == 0 && !S_ISDIR(st.st_mode);
 }
 
+bool platform_same_file(const char *a, const char *b)
+{
+	struct stat x, y;
+	return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
 static bool is_dot_entry(const char *name) { return name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0')); }
 
 /* Byte order, as strcmp: never the locale's collation (alphasort's strcoll), which a program that
@@ -265,9 +271,9 @@ static int open_without_links(const char *path, int flags, int mode)
 	return errno == ENOSYS || errno == EPERM ? open_by_components(path, flags, mode) : -errno;
 }
 
-/* Before the event log is opened: the folder's file system and the file's kind, so that a
-   kernel's file or a device is refused before it is opened (an open alone can act: a watchdog
-   device starts counting). A privileged process follows no symbolic link on the way: a link planted
+/* The folder's file system and the file's kind, checked before the event log is opened. A kernel's
+   file or a device is refused before it is opened, since an open alone can act (a watchdog device
+   starts counting). A privileged process follows no symbolic link on the way, since a link planted
    in a folder on the path could send its appends into any file. 0 or a negative errno. */
 static int check_log_place(const char *folder, const char *name, const char *path, bool privileged)
 {

@@ -4,7 +4,6 @@
 #include "config.h"
 #include "loaded.h"
 #include "log.h"
-#include "lookup.h"
 #include "real.h"
 #include "registry.h"
 #include "report.h"
@@ -28,7 +27,6 @@ static void initialize(void)
 		log_open_event_file(config_get()->log_file);
 	registry_init();
 	loaded_init();
-	lookup_init();
 	report_init();
 }
 

@@ -1,7 +1,7 @@
-/* /etc/ld.so.cache as glibc's loader reads it: the "glibc-ld.so.cache1.1" format, alone or after the
-   old "ld.so-1.7.0" one, searched the loader's way (a binary search in the file's own order, names
-   compared with digits as numbers), and only the entries for this process's kind of library (class,
-   machine, ABI: the loader's _dl_cache_check_flags). */
+/* /etc/ld.so.cache as glibc's loader reads it. The format is "glibc-ld.so.cache1.1", alone or after
+   the old "ld.so-1.7.0" one. It is searched the loader's way, a binary search in the file's own order
+   with digits compared as numbers, and only the entries for this process's kind of library count
+   (class, machine, ABI, as the loader's _dl_cache_check_flags says). */
 #pragma once
 
 #include <stdbool.h>

@@ -34,8 +34,8 @@ struct loader_machine {
 	char platform[LOADER_FACT_MAX];
 	char lib[LOADER_FACT_MAX];
 	bool subdirs_known;  /* subdirs lists every candidate of a folder, "" (the folder itself) last */
-	/* Without the subdirs: whether this glibc may search legacy hwcap subfolders (tls, the
-	   platform's, x86_64, ...: before 2.37), as the running libc's version says. */
+	/* Without the subdirs, whether this glibc may search legacy hwcap subfolders (tls, the
+	   platform's, x86_64, ...), as the running libc's version says. Those are gone from 2.37. */
 	bool legacy_possible;
 	/* The loader was started with --inhibit-cache (ld.so run as a command): it reads no ld.so.cache. */
 	bool cache_inhibited;

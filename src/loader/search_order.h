@@ -32,9 +32,9 @@ struct loader_object {
 	bool has_runpath;           /* a DT_RUNPATH, even an empty one */
 	bool nodeflib;              /* DF_1_NODEFLIB: no cache entry from the system folders, no system folders */
 	const struct loader_object *loader; /* l_loader: the object whose DT_NEEDED loaded it, or NULL */
-	/* Where the loader listed this object's search itself (dlinfo RTLD_DI_SERINFO of a loaded
-	   object: every step but the cache, in order, with no mark between them): that list, used in
-	   place of everything above and the process's lists. */
+	/* The object's search as the loader listed it itself, or NULL. dlinfo RTLD_DI_SERINFO of a
+	   loaded object gives every step but the cache, in order, with no mark between them. When set,
+	   it is used in place of everything above and the process's lists. */
 	const struct loader_list *listed;
 };
 

@@ -17,6 +17,8 @@
 #include "libnames.h"
 #include "log.h"
 #include "pe_file.h"
+#include "policy.h"
+#include "report.h"
 #include "modules.h"
 #include "search.h"
 #include "utf16.h"
@@ -181,8 +183,22 @@ static bool nvidia_caller(const void *address, char *folder, size_t size, char *
 	return modules_family_of_name(path, base, sizeof(base)) >= 0 && modules_folder(module, folder, size);
 }
 
+/* The loader did not find a bare name the caller asked for: the runtime's places may hold it. The
+   policy decides, on Windows as on Linux. Windows' loader does not look at who calls it, so the
+   coherent policy has nothing to put before the loader's choice, and behaves as fallback. */
 static HMODULE load_from_origins(const struct load_call *call, int family, const char *name)
 {
+	const struct config *config = config_get();
+	struct policy_question question = {
+		.policy = config->policy == POLICY_COHERENT ? POLICY_FALLBACK : config->policy,
+		.secure = config->secure,
+		.driver = libnames_is_driver(family),
+		.request = POLICY_DLOPEN,
+		.loader = POLICY_LOADER_MISSES,
+	};
+	struct policy_answer answer = policy_decide(&question);
+	if (answer.action != POLICY_ASK_FALLBACK)
+		return NULL;
 	char caller_folder[CONFIG_FOLDER_MAX], caller_name[WIDE_PATH_MAX] = "";
 	bool caller_is_nvidia = nvidia_caller(call->caller, caller_folder, sizeof(caller_folder), caller_name,
 					      sizeof(caller_name));
@@ -195,24 +211,22 @@ static HMODULE load_from_origins(const struct load_call *call, int family, const
 	if (!candidate)
 		return NULL;
 	search_candidates(&request, consider_candidate, candidate);
-	if (!candidate->found)
+	question.fallback = candidate->found ? POLICY_YES : POLICY_NO;
+	question.fallback_step = candidate->step;
+	answer = policy_decide(&question);
+	if (answer.action != POLICY_LOAD_FALLBACK)
 		goto out;
 	module = REAL(HOOK_LOAD_LIBRARY_EX_W, HMODULE(WINAPI *)(LPCWSTR, HANDLE, DWORD))(candidate->path, NULL,
 										      flags_for_full_path(call->flags));
 	const char *who = caller_is_nvidia ? caller_name : "the application";
 	if (module) {
-		log_message(LOG_INFO, "%s for %s: loaded %s (%s)", name, who, candidate->path_utf8,
-			    search_step_name(candidate->step));
-		log_event(&(struct log_event){ .event = "redirect", .name = name, .path = candidate->path_utf8,
-					       .caller = caller_name[0] ? caller_name : NULL, /* whoever asked */
-					       .family = libnames[family].family,
-					       .policy = config_policy_name(config_get()->policy),
-					       .reason = search_step_name(candidate->step) });
+		report_outcome(&(struct outcome){ .kind = OUTCOME_LOADED, .request = POLICY_DLOPEN, .answer = &answer, .name = name,
+						  .family = family, .caller = caller_name[0] ? caller_name : NULL, /* whoever asked */
+						  .caller_words = who, .path = candidate->path_utf8 });
 		modules_register(module);
 		modules_add_directories();
 	} else {
-		log_message(LOG_WARN, "%s for %s: %s did not load (error %lu)", name, who, candidate->path_utf8,
-			    GetLastError());
+		log_message(LOG_WARN, "%s for %s: %s did not load (error %lu)", name, who, candidate->path_utf8, GetLastError());
 	}
 out:
 	free(candidate);
@@ -232,8 +246,7 @@ static HMODULE load(const struct load_call *call)
 	if (module) {
 		modules_register(module);
 		modules_add_directories();
-	} else if (is_bare_name(call->wide) && config_get()->policy != POLICY_OFF && !libnames_is_driver(family) &&
-		   (error == ERROR_MOD_NOT_FOUND || error == ERROR_BAD_EXE_FORMAT)) {
+	} else if (is_bare_name(call->wide) && (error == ERROR_MOD_NOT_FOUND || error == ERROR_BAD_EXE_FORMAT)) {
 		module = load_from_origins(call, family, name);
 	}
 	SetLastError(error);

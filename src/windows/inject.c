@@ -212,6 +212,68 @@ static IMAGE_DATA_DIRECTORY import_section(HANDLE process, const struct child_im
 	return found;
 }
 
+static size_t align8(size_t n) { return (n + 7) & ~(size_t)7; }
+
+/* Where each part of the block lies: the record, the descriptors (ours, the program's, the zero
+   one), our lookup and address thunks (the import, then zero), the import's hint and name, the
+   DLL's path. */
+struct block_layout {
+	size_t descriptors, thunks, hint_name, path, size;
+};
+
+static struct block_layout lay_out(size_t old_count, const char *dll)
+{
+	struct block_layout at;
+	at.descriptors = align8(sizeof(struct import_record));
+	at.thunks = align8(at.descriptors + (old_count + 2) * sizeof(IMAGE_IMPORT_DESCRIPTOR));
+	at.hint_name = at.thunks + 4 * sizeof(IMAGE_THUNK_DATA);
+	at.path = at.hint_name + sizeof(WORD) + sizeof(INJECT_IMPORTED_EXPORT);
+	at.size = at.path + strlen(dll) + 1;
+	return at;
+}
+
+/* The block as it will lie at rva in the child: the record of what was there before, our
+   descriptor first, then the program's. */
+static void fill_block(unsigned char *block, const struct block_layout *at, DWORD rva, const struct child_image *child,
+		       const IMAGE_IMPORT_DESCRIPTOR *old, size_t old_count, const char *dll)
+{
+	DWORD directory_count = child->nt.OptionalHeader.NumberOfRvaAndSizes;
+	struct import_record *record = (struct import_record *)block;
+	memcpy(record->magic, RECORD_MAGIC, sizeof(record->magic));
+	record->image_base = (ULONG_PTR)child->base;
+	record->directory_count = directory_count;
+	record->descriptors = (DWORD)at->descriptors;
+	memcpy(record->directories, child->nt.OptionalHeader.DataDirectory, directory_count * sizeof(IMAGE_DATA_DIRECTORY));
+
+	IMAGE_IMPORT_DESCRIPTOR *list = (IMAGE_IMPORT_DESCRIPTOR *)(block + at->descriptors);
+	IMAGE_THUNK_DATA *lookup = (IMAGE_THUNK_DATA *)(block + at->thunks), *address = lookup + 2;
+	lookup[0].u1.AddressOfData = address[0].u1.AddressOfData = rva + at->hint_name; /* by name: the high bit clear */
+	memcpy(block + at->hint_name + sizeof(WORD), INJECT_IMPORTED_EXPORT, sizeof(INJECT_IMPORTED_EXPORT));
+	strcpy((char *)block + at->path, dll);
+	list[0].OriginalFirstThunk = rva + (DWORD)at->thunks;
+	list[0].FirstThunk = rva + (DWORD)(at->thunks + 2 * sizeof(IMAGE_THUNK_DATA));
+	list[0].Name = rva + (DWORD)at->path;
+	memcpy(list + 1, old, old_count * sizeof(*old));
+}
+
+/* The child's data directories with the imports in the block, no bound imports (their addresses
+   would be stale), and an IAT directory the loader can make writable while it binds. */
+static void point_directories(HANDLE process, const struct child_image *child, const struct block_layout *at, DWORD rva,
+			      size_t old_count, IMAGE_DATA_DIRECTORY *directories)
+{
+	memcpy(directories, child->nt.OptionalHeader.DataDirectory, IMAGE_NUMBEROF_DIRECTORY_ENTRIES * sizeof(*directories));
+	IMAGE_DATA_DIRECTORY old_imports = directories[IMAGE_DIRECTORY_ENTRY_IMPORT];
+	directories[IMAGE_DIRECTORY_ENTRY_IMPORT] =
+		(IMAGE_DATA_DIRECTORY){ rva + (DWORD)at->descriptors, (DWORD)((old_count + 2) * sizeof(IMAGE_IMPORT_DESCRIPTOR)) };
+	directories[IMAGE_DIRECTORY_ENTRY_BOUND_IMPORT] = (IMAGE_DATA_DIRECTORY){ 0, 0 };
+	if (directories[IMAGE_DIRECTORY_ENTRY_IAT].VirtualAddress == 0) {
+		directories[IMAGE_DIRECTORY_ENTRY_IAT] = import_section(process, child, old_imports.VirtualAddress);
+		if (directories[IMAGE_DIRECTORY_ENTRY_IAT].VirtualAddress == 0)
+			directories[IMAGE_DIRECTORY_ENTRY_IAT] =
+				(IMAGE_DATA_DIRECTORY){ rva + (DWORD)(at->thunks + 2 * sizeof(IMAGE_THUNK_DATA)), 2 * sizeof(IMAGE_THUNK_DATA) };
+	}
+}
+
 /* Writes size bytes at address in the child, making the page writable meanwhile (keeping it
    executable when it was). */
 static DWORD write_protected(HANDLE process, void *address, const void *data, size_t size)
@@ -228,8 +290,6 @@ static DWORD write_protected(HANDLE process, void *address, const void *data, si
 	return error;
 }
 
-static size_t align8(size_t n) { return (n + 7) & ~(size_t)7; }
-
 static bool rewrite_imports(HANDLE process, const struct child_image *child, const char *dll, struct inject_report *report)
 {
 	DWORD directory_count = child->nt.OptionalHeader.NumberOfRvaAndSizes;
@@ -243,57 +303,23 @@ static bool rewrite_imports(HANDLE process, const struct child_image *child, con
 		say(report, INJECT_NONE, GetLastError(), "its import descriptors cannot be read");
 		return false;
 	}
-
-	/* The block: record, descriptors (ours, the program's, the zero one), our lookup and address
-	   thunks (the import, then zero), the import's hint and name, the DLL's path. */
-	size_t descriptors = align8(sizeof(struct import_record));
-	size_t thunks = align8(descriptors + (old_count + 2) * sizeof(IMAGE_IMPORT_DESCRIPTOR));
-	size_t hint_name = thunks + 4 * sizeof(IMAGE_THUNK_DATA);
-	size_t path = hint_name + sizeof(WORD) + sizeof(INJECT_IMPORTED_EXPORT);
-	size_t size = path + strlen(dll) + 1;
-	unsigned char *block = calloc(1, size), *remote = NULL;
+	struct block_layout at = lay_out(old_count, dll);
+	unsigned char *block = calloc(1, at.size), *remote = NULL;
 	bool done = false;
 	if (!block) {
 		say(report, INJECT_NONE, ERROR_NOT_ENOUGH_MEMORY, "out of memory");
 		goto out;
 	}
-	remote = allocate_above(process, child, size);
+	remote = allocate_above(process, child, at.size);
 	if (!remote) {
 		say(report, INJECT_NONE, GetLastError(), "no free memory within 4 GiB above its image");
 		goto out;
 	}
 	DWORD rva = (DWORD)(remote - child->base);
-
-	struct import_record *record = (struct import_record *)block;
-	memcpy(record->magic, RECORD_MAGIC, sizeof(record->magic));
-	record->image_base = (ULONG_PTR)child->base;
-	record->directory_count = directory_count;
-	record->descriptors = (DWORD)descriptors;
-	memcpy(record->directories, child->nt.OptionalHeader.DataDirectory, directory_count * sizeof(IMAGE_DATA_DIRECTORY));
-
-	IMAGE_IMPORT_DESCRIPTOR *list = (IMAGE_IMPORT_DESCRIPTOR *)(block + descriptors);
-	IMAGE_THUNK_DATA *lookup = (IMAGE_THUNK_DATA *)(block + thunks), *address = lookup + 2;
-	lookup[0].u1.AddressOfData = address[0].u1.AddressOfData = rva + hint_name; /* by name: the high bit clear */
-	memcpy(block + hint_name + sizeof(WORD), INJECT_IMPORTED_EXPORT, sizeof(INJECT_IMPORTED_EXPORT));
-	strcpy((char *)block + path, dll);
-	list[0].OriginalFirstThunk = rva + (DWORD)thunks;
-	list[0].FirstThunk = rva + (DWORD)(thunks + 2 * sizeof(IMAGE_THUNK_DATA));
-	list[0].Name = rva + (DWORD)path;
-	memcpy(list + 1, old, old_count * sizeof(*old));
-
+	fill_block(block, &at, rva, child, old, old_count, dll);
 	IMAGE_DATA_DIRECTORY directories[IMAGE_NUMBEROF_DIRECTORY_ENTRIES];
-	memcpy(directories, child->nt.OptionalHeader.DataDirectory, sizeof(directories));
-	IMAGE_DATA_DIRECTORY old_imports = directories[IMAGE_DIRECTORY_ENTRY_IMPORT];
-	directories[IMAGE_DIRECTORY_ENTRY_IMPORT] =
-		(IMAGE_DATA_DIRECTORY){ rva + (DWORD)descriptors, (DWORD)((old_count + 2) * sizeof(IMAGE_IMPORT_DESCRIPTOR)) };
-	directories[IMAGE_DIRECTORY_ENTRY_BOUND_IMPORT] = (IMAGE_DATA_DIRECTORY){ 0, 0 };
-	if (directories[IMAGE_DIRECTORY_ENTRY_IAT].VirtualAddress == 0) {
-		directories[IMAGE_DIRECTORY_ENTRY_IAT] = import_section(process, child, old_imports.VirtualAddress);
-		if (directories[IMAGE_DIRECTORY_ENTRY_IAT].VirtualAddress == 0)
-			directories[IMAGE_DIRECTORY_ENTRY_IAT] = (IMAGE_DATA_DIRECTORY){ list[0].FirstThunk, 2 * sizeof(IMAGE_THUNK_DATA) };
-	}
-
-	if (!WriteProcessMemory(process, remote, block, size, NULL)) {
+	point_directories(process, child, &at, rva, old_count, directories);
+	if (!WriteProcessMemory(process, remote, block, at.size, NULL)) {
 		say(report, INJECT_NONE, GetLastError(), "the new import table could not be written into it");
 		goto out;
 	}

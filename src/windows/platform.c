@@ -16,26 +16,32 @@
 
 static void set_errno_from_last_error(void) { errno = utf16_errno_from_win32(GetLastError()); }
 
-bool platform_folder_identity(const char *folder, struct folder_identity *identity)
+/* The file or folder's information (its volume and index say which it is); false with errno. */
+static bool file_information(const char *path, BY_HANDLE_FILE_INFORMATION *info)
 {
 	wchar_t wide[WIDE_PATH_MAX];
-	if (!utf16_from_utf8(folder, wide, WIDE_PATH_MAX))
+	if (!utf16_from_utf8(path, wide, WIDE_PATH_MAX))
 		return false;
-	/* FILE_FLAG_BACKUP_SEMANTICS opens a folder; no access right is needed to read its identity. */
+	/* FILE_FLAG_BACKUP_SEMANTICS opens a folder too; no access right is needed to read its identity. */
 	HANDLE handle = CreateFileW(wide, 0, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL, OPEN_EXISTING,
 				    FILE_FLAG_BACKUP_SEMANTICS, NULL);
 	if (handle == INVALID_HANDLE_VALUE) {
 		set_errno_from_last_error();
 		return false;
 	}
-	BY_HANDLE_FILE_INFORMATION info;
-	bool ok = GetFileInformationByHandle(handle, &info);
+	bool ok = GetFileInformationByHandle(handle, info);
 	DWORD error = GetLastError();
 	CloseHandle(handle);
-	if (!ok) {
+	if (!ok)
 		errno = utf16_errno_from_win32(error);
+	return ok;
+}
+
+bool platform_folder_identity(const char *folder, struct folder_identity *identity)
+{
+	BY_HANDLE_FILE_INFORMATION info;
+	if (!file_information(folder, &info))
 		return false;
-	}
 	if (!(info.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY)) {
 		errno = ENOTDIR;
 		return false;
@@ -46,6 +52,13 @@ bool platform_folder_identity(const char *folder, struct folder_identity *identi
 	identity->changed_ns = 0;
 	identity->settled = false;
 	return true;
+}
+
+bool platform_same_file(const char *a, const char *b)
+{
+	BY_HANDLE_FILE_INFORMATION x, y;
+	return file_information(a, &x) && file_information(b, &y) && x.dwVolumeSerialNumber == y.dwVolumeSerialNumber &&
+	       x.nFileIndexHigh == y.nFileIndexHigh && x.nFileIndexLow == y.nFileIndexLow;
 }
 
 bool platform_is_file(const char *path)

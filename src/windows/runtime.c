@@ -58,9 +58,9 @@ static const char *environment(const char *name)
 	return value;
 }
 
-/* The modules whose import tables stay as they are: this DLL, whose hooks call the real functions,
-   and the system's loader (ntdll, kernelbase, kernel32), whose own LoadLibrary functions call one
-   another through their imports: patched, they would call the hooks, which call them again. */
+/* The modules whose import tables stay as they are. This DLL's hooks call the real functions. The
+   system's loader (ntdll, kernelbase, kernel32) has LoadLibrary functions that call one another
+   through their imports, so patched they would call the hooks, which call them again. */
 static HMODULE unpatched[4];
 
 static void patch(HMODULE module)

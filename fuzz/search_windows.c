@@ -5,4 +5,5 @@
 #define search_step_name search_step_name_windows
 #define search_step_key search_step_key_windows
 #define search_wheel_root search_wheel_root_windows
+#define search_places search_places_windows
 #include "../src/search.c"

@@ -106,7 +106,7 @@ static void usage(FILE *out)
 static void say(const char *format, ...) __attribute__((format(printf, 1, 2)));
 static int usage_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
-/* Every line on stderr: "nvinterpose-inspect: " and the text, whose values (an option's value, a
+/* Every line on stderr is "nvinterpose-inspect: " and the text. Its values (an option's value, a
    file's name) have their control characters shown as \xNN, as the runtime's messages do. */
 static void vsay(const char *format, va_list args)
 {

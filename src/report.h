@@ -11,7 +11,7 @@
 /* What a request came to, said once. One call writes the log line, the event and the report's
    line, as origins_register does for a registration. Every front reports through it. */
 enum outcome_kind {
-	OUTCOME_LOADED,       /* the runtime loaded a copy (the audit front: gave the loader its path) */
+	OUTCOME_LOADED,       /* the runtime loaded a copy, or the audit front gave the loader its path */
 	OUTCOME_MIXED_ORIGIN, /* first loaded wins, and the asker's own installation holds another copy */
 	OUTCOME_MISSED,       /* nobody could supply the name */
 };
@@ -48,8 +48,8 @@ bool report_misses_wanted(bool driver);
    counts nothing. A walk need then not list its places, since the report will only count the miss. */
 bool report_miss_known(const char *name, const char *caller);
 /* True the first time it is asked for a soname in this process. A mixed origin is looked for once
-   for each soname: the walk it takes is not repeated on every load. Allocation-free and lock-free
-   for readers. */
+   for each soname, so the walk it takes is not repeated on every load. Allocation-free; a forked
+   child takes its lock anew. */
 bool report_mixed_origin_first(const char *name);
 
 /* A folder registered (origins_register calls it). */

@@ -55,11 +55,11 @@ struct dynamic_file {
 	unsigned char elf_class, data, osabi;
 	unsigned short machine, type;
 	bool has_dynamic;
-	/* The loader can map it whole: every PT_LOAD's file image lies inside the file, and what the
-	   loader reads in memory (the dynamic section, the TLS image, the notes, the program headers,
-	   each table the dynamic section names: strings, symbols, hashes, relocations, versions,
-	   initializers) inside the load segments. A file that is not would be a SIGBUS or a SIGSEGV
-	   in the loader or after it. */
+	/* The loader can map it whole. Every PT_LOAD's file image lies inside the file, and what the
+	   loader reads in memory lies inside the load segments. That is the dynamic section, the TLS
+	   image, the notes, the program headers, and each table the dynamic section names (strings,
+	   symbols, hashes, relocations, versions, initializers). A file that is not would be a SIGBUS
+	   or a SIGSEGV in the loader or after it. */
 	bool whole;
 	struct dynamic_file_identity identity;
 	const char *interp;  /* PT_INTERP, or NULL */

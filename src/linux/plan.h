@@ -1,9 +1,8 @@
-/* Planning what the runtime loads for an NVIDIA name, on a real caller's behalf: the slow path of
-   the hooks, the attach scan and the audit front. A plan asks the policy (policy.h) and walks the
-   places once to learn what it asks for. Nothing here loads anything: the front carries the plan
-   out (carry_out.h). A miss or a mixed origin found on the way is reported here, once, with what
-   the walk tried. Runs outside the loader's locks and may allocate, unless a function says
-   otherwise. */
+/* Planning what the runtime loads for an NVIDIA name, on a real caller's behalf. It is the slow
+   path of the hooks, the attach scan and the audit front. A plan asks the policy (policy.h) and
+   walks the places once to learn what it asks for. Nothing here loads anything, since the front
+   carries the plan out (carry_out.h). A miss or a mixed origin found on the way is reported here,
+   once, with what the walk tried. Runs outside the loader's locks and may allocate. */
 #pragma once
 
 #define _GNU_SOURCE
@@ -23,9 +22,9 @@ struct plan_request {
 	const char *name; /* the bare name asked for */
 	int family;
 	bool driver;
-	bool loaded; /* first loaded wins: the attach scan's family is loaded already */
+	bool loaded; /* first loaded wins, and the name (the attach scan: the family) is loaded */
 	/* A miss of the name would be shown or recorded (report_misses_wanted), for a request whose
-	   misses are reported: the front knows it once. */
+	   misses are reported. The front learns it once. */
 	bool heard;
 	/* The object whose search applies: the dlopen caller, the audit front's requester, the
 	   library the attach scan loads for. */

@@ -271,9 +271,9 @@ static int open_without_links(const char *path, int flags, int mode)
 	return errno == ENOSYS || errno == EPERM ? open_by_components(path, flags, mode) : -errno;
 }
 
-/* Before the event log is opened: the folder's file system and the file's kind, so that a
-   kernel's file or a device is refused before it is opened (an open alone can act: a watchdog
-   device starts counting). A privileged process follows no symbolic link on the way: a link planted
+/* The folder's file system and the file's kind, checked before the event log is opened. A kernel's
+   file or a device is refused before it is opened, since an open alone can act (a watchdog device
+   starts counting). A privileged process follows no symbolic link on the way, since a link planted
    in a folder on the path could send its appends into any file. 0 or a negative errno. */
 static int check_log_place(const char *folder, const char *name, const char *path, bool privileged)
 {

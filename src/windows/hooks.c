@@ -253,15 +253,18 @@ static bool first_file(struct route *route, wchar_t *file)
 	return n > 0 && n < WIDE_PATH_MAX;
 }
 
-/* The loader's call, with the imports of its first file seen to: under coherent before it, for an
-   NVIDIA file; after it failed with ERROR_MOD_NOT_FOUND otherwise, with one more call when the
-   walk loaded something. *error: the first call's error. */
+/* The loader's call, with the imports of its first file seen to. Under coherent they are walked
+   before it, for an NVIDIA file. Otherwise they are walked after it failed with
+   ERROR_MOD_NOT_FOUND, and the call is made once more when the walk loaded something. *error is
+   the first call's error. */
 static HMODULE load_with_imports(struct route *route, DWORD *error)
 {
 	const struct config *config = config_get();
 	/* Without the loader's search path no import can be told missing: no walk then. */
 	bool helps = config->policy != POLICY_OFF && !config->secure;
-	bool before = helps && config->policy == POLICY_COHERENT && route->family >= 0 && search_path_of(route);
+	/* A module loaded already is what the loader returns: its imports were bound long ago. */
+	bool before = helps && config->policy == POLICY_COHERENT && route->family >= 0 && !GetModuleHandleW(route->call->wide) &&
+		      search_path_of(route);
 	wchar_t *file = NULL;
 	struct imports_walk *walk = NULL;
 	if (before && (file = malloc(WIDE_PATH_MAX * sizeof(wchar_t))) && first_file(route, file))

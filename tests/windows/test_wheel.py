@@ -65,9 +65,11 @@ def main():
         return
     wheel = wheels[0]
     try:
+        import pip  # noqa: F401
         import wheel as wheel_tool  # noqa: F401
-    except ModuleNotFoundError:
-        skip("this Python has no wheel package to unpack the wheel with (Debian: python3-wheel)")
+    except ModuleNotFoundError as missing:
+        skip("this Python has no %s package to unpack and install the wheel with (Debian: python3-wheel, python3-pip)"
+             % missing.name)
     work = tempfile.mkdtemp(prefix="nvinterpose-windows-wheel-")
     try:
         unpacked = run([sys.executable, "-m", "wheel", "unpack", "-d", work, wheel])

@@ -24,12 +24,16 @@ void loader_path_start(HMODULE ntdll)
 
 bool loader_path_known(void) { return get_dll_path != NULL; }
 
+/* The flags that choose the search: LOAD_WITH_ALTERED_SEARCH_PATH and the LOAD_LIBRARY_SEARCH_* and
+   SAFE_CURRENT_DIRS ones, as kernelbase's LoadLibraryExW passes them on. */
+#define SEARCH_FLAGS_MASK 0x7f08
+
 wchar_t *loader_path_for(const wchar_t *name, DWORD flags)
 {
 	DWORD saved = GetLastError();
 	PWSTR path = NULL, unknown = NULL;
 	wchar_t *copy = NULL;
-	if (get_dll_path && get_dll_path(name, flags, &path, &unknown) >= 0 && path) {
+	if (get_dll_path && get_dll_path(name, flags & SEARCH_FLAGS_MASK, &path, &unknown) >= 0 && path) {
 		copy = _wcsdup(path);
 		release_path(path);
 	}

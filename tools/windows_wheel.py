@@ -1,7 +1,7 @@
 """The Windows wheel, assembled from the mingw cross build (meson-python cannot cross-build).
 
     windows_wheel.py --source ROOT --version VERSION --dll nvinterpose.dll \
-                     --launcher nvinterpose-run.exe --out DIST [--stamp FILE]
+                     --launcher nvinterpose-run.exe --out DIST [--strip STRIP] [--stamp FILE]
 
 writes DIST/nvinterpose-VERSION-py3-none-win_amd64.whl (the cross build's `wheel` target runs it:
 `meson compile -C BUILD wheel`). It holds what the Linux wheel holds, for Windows: the Python
@@ -15,6 +15,9 @@ The DLL and the launcher must import Windows' own DLLs only: a mingw build that 
 would need libgcc's or winpthreads' DLL, which no Windows has, and a child process given the DLL
 would then fail to start. A file with any other import is refused, naming it.
 
+With --strip, the DLL and the launcher go into the wheel without their debugging information
+(`STRIP --strip-debug` on a copy), as a release's files are shipped; the build's own stay whole.
+
 Every entry has the same date (SOURCE_DATE_EPOCH, else 1980-01-01), so the same inputs make the
 same wheel.
 """
@@ -23,8 +26,11 @@ import argparse
 import base64
 import hashlib
 import os
+import shutil
 import struct
+import subprocess
 import sys
+import tempfile
 import time
 import zipfile
 
@@ -121,10 +127,23 @@ def read(path):
         return file.read()
 
 
+def read_stripped(path, strip):
+    """The file's bytes, without debugging information when strip names the program to take it off."""
+    if not strip:
+        return read(path)
+    with tempfile.TemporaryDirectory() as work:
+        copy = os.path.join(work, os.path.basename(path))
+        shutil.copyfile(path, copy)
+        result = subprocess.run([strip, "--strip-debug", copy], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if result.returncode != 0:
+            raise WheelError("%s --strip-debug %s failed: %s" % (strip, os.path.basename(path), result.stdout.strip()))
+        return read(copy)
+
+
 def contents(arguments):
     """The wheel's entries, archive name -> bytes, in the order they are written."""
     package = os.path.join(arguments.source, "python", "nvinterpose")
-    dll, launcher = read(arguments.dll), read(arguments.launcher)
+    dll, launcher = read_stripped(arguments.dll, arguments.strip), read_stripped(arguments.launcher, arguments.strip)
     check_imports("nvinterpose.dll", dll)
     check_imports("nvinterpose-run.exe", launcher)
     version_py = read(os.path.join(package, "_version.py.in")).replace(b"@VERSION@", arguments.version.encode())
@@ -169,6 +188,7 @@ def main(argv=None):
     parser.add_argument("--dll", required=True, help="the cross-built nvinterpose.dll")
     parser.add_argument("--launcher", required=True, help="the cross-built nvinterpose-run.exe")
     parser.add_argument("--out", required=True, help="the folder the wheel is written to (made when missing)")
+    parser.add_argument("--strip", help="the strip program that takes the debugging information off the DLL and the launcher")
     parser.add_argument("--stamp", help="a file to write the wheel's path to once it is written (the build's target)")
     arguments = parser.parse_args(argv)
     try:

@@ -260,9 +260,9 @@ static bool first_file(struct route *route, wchar_t *file)
 static HMODULE load_with_imports(struct route *route, DWORD *error)
 {
 	const struct config *config = config_get();
-	/* Without the loader's search path no import can be told missing: no walk then. */
 	bool helps = config->policy != POLICY_OFF && !config->secure;
-	/* A module loaded already is what the loader returns: its imports were bound long ago. */
+	/* A module loaded already is what the loader returns: its imports were bound long ago. Without
+	   the loader's search path no import can be told missing: no walk then, before or after. */
 	bool before = helps && config->policy == POLICY_COHERENT && route->family >= 0 && !GetModuleHandleW(route->call->wide) &&
 		      search_path_of(route);
 	wchar_t *file = NULL;

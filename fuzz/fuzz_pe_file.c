@@ -3,8 +3,10 @@
    code asks for. Promises: the header read from the file is the header parsed from its first page;
    when there is one, its machine and DLL flag are the file header's own fields at e_lfanew; a DLL
    for this machine is exactly a loadable DLL; an export found by name is a name the file holds,
-   terminated; and the section parser, given the input as a section at the RVAs its first eight
-   bytes name, finds only names that are in it. */
+   terminated; every import name visited is a name the file holds, terminated, shorter than
+   PE_IMPORT_NAME_MAX, and the imports are readable exactly when the header is; and the section
+   parser, given the input as a section at the RVAs its first eight bytes name, finds only names
+   that are in it. */
 #define _GNU_SOURCE
 #include "pe_file.h"
 #include "windows/shim.h"
@@ -20,6 +22,20 @@ static const char *const names[] = { "DllMain", "nvi_version", "LoadLibraryW", "
 static bool holds(const uint8_t *data, size_t size, const char *name)
 {
 	return memmem(data, size, name, strlen(name) + 1) != NULL;
+}
+
+struct input {
+	const uint8_t *data;
+	size_t size;
+};
+
+static bool check_import(const char *name, void *arg)
+{
+	const struct input *input = arg;
+	size_t length = strlen(name);
+	if (length == 0 || length >= PE_IMPORT_NAME_MAX || !holds(input->data, input->size, name))
+		abort();
+	return false;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -59,6 +75,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (pe_section_exports(file, size, section_rva % 0x10000, directory_rva % 0x10000, names[i]) && !holds(data, size, names[i]))
 				abort();
 	}
+	struct input input = { data, size };
+	if (pe_file_imports(L"C:\\fuzz\\input.dll", check_import, &input) != parsed)
+		abort();
 	(void)pe_machine_name(from_page.machine);
 	shim_file = NULL;
 	free(first);

@@ -19,7 +19,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 static _Atomic int threshold = LOG_ERROR;
 static _Atomic bool event_log_on;
@@ -33,18 +32,6 @@ bool log_enabled(enum log_level level) { return (int)level <= atomic_load_explic
 
 bool log_events_enabled(void) { return atomic_load_explicit(&event_log_on, memory_order_acquire); }
 
-static void write_all(int fd, const char *buffer, size_t length)
-{
-	while (length > 0) {
-		ssize_t n = write(fd, buffer, length);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return;
-		buffer += n;
-		length -= (size_t)n;
-	}
-}
 
 /* Every message leaves through here, its values already in it: the whole text is escaped once
    (log_text_escape), so no value (a folder's name, a setting) can start a line of its own or reach
@@ -58,7 +45,7 @@ static void write_line(const char *prefix, const char *format, va_list args)
 	int n = snprintf(line, sizeof(line), "nvinterpose: %s", prefix);
 	size_t length = (size_t)n + log_text_escape(line + n, sizeof(line) - (size_t)n - 1, text);
 	line[length++] = '\n';
-	write_all(STDERR_FILENO, line, length);
+	platform_write_stderr(line, length);
 	errno = saved_errno;
 }
 

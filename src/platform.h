@@ -110,6 +110,19 @@ int platform_append_line(const char *path, const char *line, size_t length);
    child. Windows: false (its permissions are access-control lists). */
 bool platform_is_privileged(void);
 
+/* Writes length bytes to the process's standard error, whole unless it fails: the log's lines and
+   the exit report. Linux: write(2) on descriptor 2. Windows: WriteFile on the standard error handle,
+   past the C runtime, whose exit closes its descriptors before the DLLs' DLL_PROCESS_DETACH runs
+   (the exit report's moment; see platform_keep_stderr) and whose locks a thread that ended with
+   the process may hold. */
+void platform_write_stderr(const char *text, size_t length);
+/* Windows: keeps a handle of its own to the standard error of now, which platform_write_stderr
+   uses from then on. The C runtime of a program may close its standard handles at exit before
+   DLL_PROCESS_DETACH, where the exit report is written; the front calls this at start-up only when
+   a report is asked for, since the handle keeps a pipe's writing end open until the process ends.
+   Nothing on Linux. */
+void platform_keep_stderr(void);
+
 /* path made absolute against the working folder now (unchanged when it is absolute already).
    False, with errno, when it does not fit in size or the working folder cannot be named. */
 bool platform_absolute_path(const char *path, char *absolute, size_t size);
@@ -118,6 +131,12 @@ bool platform_absolute_path(const char *path, char *absolute, size_t size);
 void platform_wall_clock(long long *seconds, long *microseconds);
 
 long platform_process_id(void);
+
+/* True when this process is the one NVINTERPOSE_REPORT names: the process with that pid. On
+   Windows also the program the launcher with that pid started for --report: Windows has no exec,
+   and the launcher learns its program's pid only when it creates it, so it writes that pid into a
+   section named for its own (report_section.h), which this reads. */
+bool platform_reports_for(long report_pid);
 
 /* Lets another thread run (sched_yield; SwitchToThread on Windows). */
 void platform_yield(void);

@@ -64,6 +64,8 @@ static void take_lock(void)
 
 static void drop_lock(void) { atomic_flag_clear_explicit(&lock, memory_order_release); }
 
+static bool try_lock(void) { return !atomic_flag_test_and_set_explicit(&lock, memory_order_acquire); }
+
 /* FNV-1a over the name, a NUL, and the caller's folder (all of the caller before its last '/'). */
 static unsigned long long hash_of_pair(const char *name, const char *caller)
 {
@@ -307,18 +309,24 @@ void report_origin(const char *family, const char *folder, const char *name)
 	count(KIND_ORIGIN, -1, "origin %s: %s (%s)", family, folder, name);
 }
 
-void report_at_exit(void)
+void report_at_exit(enum report_exit how)
 {
 	const struct config *config = config_get();
 	if (!report_on())
 		return;
-	take_lock();
+	bool reports = platform_reports_for(config->report_pid);
+	if (how == REPORT_EXIT_TRY_LOCK ? !try_lock() : (take_lock(), false)) {
+		if (reports)
+			log_report("process %ld: no report: a thread that ended with the process held the report's lock",
+				   platform_process_id());
+		return;
+	}
 	struct log_summary summary = { .report_pid = config->report_pid,
 				       .origins = counts[KIND_ORIGIN],
 				       .redirects = counts[KIND_REDIRECT],
 				       .misses = counts[KIND_MISS],
 				       .mixed_origins = counts[KIND_MIXED] };
-	if (platform_process_id() == config->report_pid) {
+	if (reports) {
 		log_report("process %ld%s%s%s, policy %s: %lld origins registered, %lld redirects, %lld misses, %lld mixed origins",
 			   platform_process_id(), front_name ? " (" : "", front_name ? front_name : "", front_name ? ")" : "",
 			   config_policy_name(config->policy), summary.origins, summary.redirects, summary.misses, summary.mixed_origins);

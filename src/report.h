@@ -56,8 +56,13 @@ bool report_mixed_origin_first(const char *name);
 void report_origin(const char *family, const char *folder, const char *name);
 
 /* At exit: the "summary" event (when there is an event log and a report was asked for) and, in
-   the process NVINTERPOSE_REPORT names, the report on stderr. */
-void report_at_exit(void);
+   the process NVINTERPOSE_REPORT names (platform_reports_for), the report on stderr. A Linux
+   destructor runs while the other threads still do, and waits for the report's lock
+   (REPORT_EXIT_WAIT). Windows' DLL_PROCESS_DETACH at exit runs after they are gone, and one may
+   have ended holding it, so it tries the lock once (REPORT_EXIT_TRY_LOCK); when that fails there is
+   no report, and a line says so. */
+enum report_exit { REPORT_EXIT_WAIT, REPORT_EXIT_TRY_LOCK };
+void report_at_exit(enum report_exit how);
 /* Names the front whose figures this copy of the runtime counts, for its report's first line
    ("process 4242 (audit front), ..."): a copy loaded as an audit library has data of its own. */
 void report_name_front(const char *front);

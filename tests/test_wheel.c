@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char *const no_env[] = { NULL };
@@ -195,6 +196,41 @@ START_TEST(test_launcher_options_status_and_errors)
 }
 END_TEST
 
+/* On Windows `python -m nvinterpose run` and the nvinterpose-run entry point run the package's
+   nvinterpose-run.exe, wait for it and return its exit status (Windows has no exec). No Windows
+   Python is here: the Windows branch runs on Linux, chosen by run()'s windows parameter, with a
+   stand-in launcher in a package folder of its own that sleeps, writes down its arguments and
+   exits 3. A SIGINT to the Python process while it waits (Ctrl+C reaches every process of a
+   console, the launcher's program too) changes nothing. */
+START_TEST(test_run_on_windows_waits_for_the_launcher_and_returns_its_status)
+{
+	char *here = test_format("%s/windows-package-XXXXXX", workspace);
+	ck_assert_ptr_nonnull(mkdtemp(here));
+	char *launcher = test_format("%s/nvinterpose-run.exe", here);
+	test_write_file(launcher, test_format("#!/bin/sh\nsleep 1\nprintf '%%s|' \"$@\" > '%s/arguments'\nexit 3\n", here));
+	ck_assert_int_eq(chmod(launcher, 0755), 0);
+	char *script = test_format("%s/run.py", here);
+	test_write_file(script, "import os, signal, sys, threading\n"
+				"import nvinterpose.__main__ as main\n"
+				"main.HERE = sys.argv[1]\n"
+				"signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+				"threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()\n"
+				"status = main.run(['--policy', 'off', '--', 'a b', 'c'], windows=True)\n"
+				"print('arguments at return:', open(os.path.join(sys.argv[1], 'arguments')).read())\n"
+				"print('0xC0000135 as:', main._exit_status(0xC0000135), main._exit_status(3))\n"
+				"sys.exit(status)\n");
+	struct test_run run = shell(no_env, test_format("'%s' '%s' '%s'", venv_python, script, here), 60);
+	ck_assert_msg(run.status == 3, "the launcher's status is returned (%d): %s", run.status, run.output);
+	ck_assert_msg(test_contains(run.output, "arguments at return: --policy|off|--|a b|c|\n"), "it waited, and passed the arguments: %s",
+		      run.output);
+	ck_assert_msg(test_contains(run.output, "0xC0000135 as: -1073741515 3\n"), "%s", run.output);
+	ck_assert_int_eq(unlink(launcher), 0);
+	struct test_run missing = shell(no_env, test_format("'%s' -c 'import nvinterpose.__main__ as m, sys; m.HERE = sys.argv[1]; "
+							    "sys.exit(m.run([\"true\"], windows=True))' '%s'", venv_python, here), 60);
+	ck_assert_msg(missing.status == 2 && test_contains(missing.output, "nvinterpose-run.exe is missing"), "%d %s", missing.status, missing.output);
+}
+END_TEST
+
 START_TEST(test_python_m_nvinterpose_inspect_runs_the_inspector_it_finds)
 {
 	/* The wheel does not carry the inspector: on PATH it is run, elsewhere the message says why. */
@@ -324,6 +360,7 @@ int main(void)
 	tcase_add_test(tc, test_import_after_nvrtc_was_loaded_fixes_it_too);
 	tcase_add_test(tc, test_python_m_nvinterpose_run_preloads_the_venvs_runtime);
 	tcase_add_test(tc, test_launcher_options_status_and_errors);
+	tcase_add_test(tc, test_run_on_windows_waits_for_the_launcher_and_returns_its_status);
 	tcase_add_test(tc, test_python_m_nvinterpose_inspect_runs_the_inspector_it_finds);
 	tcase_add_test(tc, test_import_uses_the_runtime_already_in_the_process);
 	tcase_add_test(tc, test_api_wraps_the_c_api_and_raises_oserror);

@@ -6,11 +6,14 @@
  * returns its exit code. Settings given as options become NVINTERPOSE_* variables of the program's
  * environment, checked by the runtime's own parsers (config.c). Usage errors say
  * "nvinterpose-run: SUBJECT: PROBLEM" and exit 2. */
+#include "nvinterpose-run-windows.h"
+
 #include "config.h"
 #include "inject.h"
 #include "log.h"
 #include "nvinterpose.h"
 #include "pe_file.h"
+#include "report_section.h"
 #include "utf16.h"
 
 #include <stdarg.h>
@@ -21,12 +24,6 @@
 #include <wchar.h>
 #include <windows.h>
 
-#define WIDE_PATH_MAX 4352
-#define VALUE_MAX 32768
-/* Exit codes of the launcher itself, as shells use them. */
-#define EXIT_USAGE 2
-#define EXIT_CANNOT_RUN 126
-#define EXIT_NOT_FOUND 127
 #define INJECT_TIMEOUT_MS 60000
 
 static void usage(void)
@@ -46,6 +43,7 @@ static void usage(void)
 	      "  --no-add-dll-directory  registered folders do not go to AddDllDirectory\n"
 	      "                                                          (NVINTERPOSE_ADD_DLL_DIRECTORY=0)\n"
 	      "  --no-children           child processes run without the runtime       (NVINTERPOSE_CHILDREN=0)\n"
+	      "  --report                at exit, PROGRAM's report on stderr           (NVINTERPOSE_REPORT)\n"
 	      "  --library=F             use this nvinterpose.dll (default: the one beside this program)\n"
 	      "  --print-env[=FORMAT]    print the settings (the options above and the NVINTERPOSE_*\n"
 	      "                          variables already set, checked) instead of running a program:\n"
@@ -66,10 +64,9 @@ static void usage(void)
 	      stdout);
 }
 
-static void say(const char *format, ...) __attribute__((format(gnu_printf, 1, 2)));
 /* A message quotes settings and paths: their control characters are shown as \xNN (log.c), so
    that none starts a line of its own or reaches the console as an escape sequence. */
-static void say(const char *format, ...)
+void say(const char *format, ...)
 {
 	va_list args;
 	va_start(args, format);
@@ -87,8 +84,7 @@ static void say(const char *format, ...)
 	free(shown);
 }
 
-/* A wide string in UTF-8 for messages (a few rotating static buffers). */
-static const char *text(const wchar_t *wide)
+const char *text(const wchar_t *wide)
 {
 	static char buffers[4][VALUE_MAX * 3];
 	static int next;
@@ -116,6 +112,7 @@ enum option_id {
 	OPTION_PATH,
 	OPTION_NO_ADD_DLL_DIRECTORY,
 	OPTION_NO_CHILDREN,
+	OPTION_REPORT,
 	OPTION_LIBRARY,
 	OPTION_PRINT_ENV,
 	OPTION_FORMAT,
@@ -135,6 +132,7 @@ static const struct option {
 	[OPTION_PATH] = { L"path", VALUE },
 	[OPTION_NO_ADD_DLL_DIRECTORY] = { L"no-add-dll-directory", NO_VALUE },
 	[OPTION_NO_CHILDREN] = { L"no-children", NO_VALUE },
+	[OPTION_REPORT] = { L"report", NO_VALUE },
 	[OPTION_LIBRARY] = { L"library", VALUE },
 	[OPTION_PRINT_ENV] = { L"print-env", OPTIONAL_VALUE },
 	[OPTION_FORMAT] = { L"format", VALUE },
@@ -158,17 +156,14 @@ static int find_option(const wchar_t *name, size_t length)
 	return found;
 }
 
-enum format { FORMAT_CMD, FORMAT_POWERSHELL, FORMAT_GITHUB, FORMAT_JSON };
-static const wchar_t *const format_names[] = { L"cmd", L"powershell", L"github", L"json" };
+const wchar_t *const format_names[4] = { L"cmd", L"powershell", L"github", L"json" };
 
-/* The settings the launcher passes on, in the order --print-env prints them. */
-static const wchar_t *const setting_names[] = {
+const wchar_t *const setting_names[SETTING_COUNT] = {
 	L"NVINTERPOSE_POLICY",  L"NVINTERPOSE_LOG",   L"NVINTERPOSE_LOG_FILE", L"NVINTERPOSE_PATH",
 	L"NVINTERPOSE_ADD_DLL_DIRECTORY", L"NVINTERPOSE_CHILDREN", L"NVINTERPOSE_DISABLE",
 };
-#define SETTING_COUNT (sizeof(setting_names) / sizeof(setting_names[0]))
 
-static bool get_variable(const wchar_t *name, wchar_t *value)
+bool get_variable(const wchar_t *name, wchar_t *value)
 {
 	SetLastError(ERROR_SUCCESS);
 	DWORD n = GetEnvironmentVariableW(name, value, VALUE_MAX);
@@ -220,8 +215,7 @@ static bool absolute_list(const wchar_t *list, wchar_t *out)
 	return true;
 }
 
-/* A policy or log level as the runtime reads it: its own parser decides (any case). */
-static bool valid_name(const wchar_t *value, bool policy)
+bool valid_name(const wchar_t *value, bool policy)
 {
 	char utf8[64];
 	enum policy parsed_policy;
@@ -237,176 +231,6 @@ static bool set_variable(const wchar_t *name, const wchar_t *value)
 		return true;
 	say("%ls: %s", name, error_text(GetLastError()));
 	return false;
-}
-
-/* ---- --print-env ----------------------------------------------------------------------------------- */
-
-/* Absolute as the runtime's NVINTERPOSE_PATH reader takes it (config.c): a drive's path or a share's. */
-static bool is_absolute(const wchar_t *path)
-{
-	return (path[0] && path[1] == L':' && (path[2] == L'\\' || path[2] == L'/')) || (path[0] == L'\\' && path[1] == L'\\');
-}
-
-/* An inherited setting the runtime would refuse or read otherwise than it looks: a usage error. */
-static bool check_inherited(const wchar_t *name, const wchar_t *value)
-{
-	bool policy = wcscmp(name, L"NVINTERPOSE_POLICY") == 0;
-	if (policy || wcscmp(name, L"NVINTERPOSE_LOG") == 0) {
-		if (!valid_name(value, policy)) {
-			say("%ls: '%s' is not one of %s", name, text(value), policy ? "fallback, coherent, off" : "error, warn, info, debug");
-			return false;
-		}
-	} else if (wcscmp(name, L"NVINTERPOSE_ADD_DLL_DIRECTORY") == 0 || wcscmp(name, L"NVINTERPOSE_CHILDREN") == 0 ||
-		   wcscmp(name, L"NVINTERPOSE_DISABLE") == 0) {
-		if (wcscmp(value, L"0") != 0 && wcscmp(value, L"1") != 0) {
-			say("%ls: '%s' is not 0 or 1", name, text(value));
-			return false;
-		}
-	} else if (wcscmp(name, L"NVINTERPOSE_LOG_FILE") == 0 && !is_absolute(value)) {
-		say("%ls: '%s' is not an absolute path (give --log-file)", name, text(value));
-		return false;
-	} else if (wcscmp(name, L"NVINTERPOSE_PATH") == 0) {
-		for (const wchar_t *s = value; *s;) {
-			const wchar_t *end = wcschr(s, L';');
-			if (s != end && !is_absolute(s)) {
-				say("%ls: an entry is not an absolute path (give --path): '%s'", name, text(value));
-				return false;
-			}
-			s = end ? end + 1 : s + wcslen(s);
-		}
-	}
-	return true;
-}
-
-/* Characters a format cannot carry on one line as they are: cmd expands % and ! even inside
-   quotes; no line format holds a line break. */
-static bool format_can_hold(enum format format, const wchar_t *value)
-{
-	const wchar_t *refused = format == FORMAT_CMD ? L"\"%!\r\n" : format == FORMAT_JSON ? L"" : L"\r\n";
-	return !wcspbrk(value, refused);
-}
-
-struct output {
-	UINT code_page;
-	bool console; /* stdout is a console: written as UTF-16, no code page involved */
-	wchar_t *text;
-	size_t used, size;
-};
-
-static bool append(struct output *out, const wchar_t *format, ...)
-{
-	va_list args;
-	va_start(args, format);
-	int n = _vsnwprintf(out->text + out->used, out->size - out->used, format, args);
-	va_end(args);
-	if (n < 0 || (size_t)n >= out->size - out->used)
-		return false;
-	out->used += (size_t)n;
-	return true;
-}
-
-/* A PowerShell single-quoted string: each quote doubled, the typographic ones too (PowerShell
-   takes U+2018..U+201B as quotes). */
-static bool append_powershell_quoted(struct output *out, const wchar_t *value)
-{
-	if (!append(out, L"'"))
-		return false;
-	for (const wchar_t *s = value; *s; s++) {
-		bool quote = *s == L'\'' || (*s >= 0x2018 && *s <= 0x201b);
-		if (!append(out, quote ? L"%lc%lc" : L"%lc", *s, *s))
-			return false;
-	}
-	return append(out, L"'");
-}
-
-static bool append_json_string(struct output *out, const wchar_t *value)
-{
-	static char utf8[VALUE_MAX * 3], escaped[VALUE_MAX * 18];
-	static wchar_t wide[VALUE_MAX * 18];
-	if (!utf8_from_utf16(value, utf8, sizeof(utf8)))
-		return false;
-	log_json_escape(escaped, sizeof(escaped), utf8);
-	return utf16_from_utf8(escaped, wide, VALUE_MAX * 18) && append(out, L"\"%ls\"", wide);
-}
-
-/* Writes the lines: UTF-16 to a console; else bytes, UTF-8 for github and json, and for cmd and
-   powershell the console's output code page (what cmd reads a batch file in and PowerShell decodes
-   a program's output with), refusing a character that code page lacks. */
-static bool write_output(const struct output *out, enum format format)
-{
-	HANDLE handle = GetStdHandle(STD_OUTPUT_HANDLE);
-	DWORD written;
-	if (out->used == 0)
-		return true;
-	if (out->console)
-		return WriteConsoleW(handle, out->text, (DWORD)out->used, &written, NULL);
-	UINT code_page = format == FORMAT_GITHUB || format == FORMAT_JSON ? CP_UTF8 : out->code_page;
-	BOOL lost = FALSE;
-	int n = WideCharToMultiByte(code_page, code_page == CP_UTF8 ? 0 : WC_NO_BEST_FIT_CHARS, out->text, (int)out->used,
-				    NULL, 0, NULL, code_page == CP_UTF8 ? NULL : &lost);
-	char *bytes = n > 0 ? malloc((size_t)n) : NULL;
-	if (n <= 0 || lost || !bytes) {
-		free(bytes);
-		say("--print-env=%ls: a value has a character that code page %u lacks (use --print-env=json or github)",
-		    format_names[format], code_page);
-		return false;
-	}
-	WideCharToMultiByte(code_page, code_page == CP_UTF8 ? 0 : WC_NO_BEST_FIT_CHARS, out->text, (int)out->used, bytes, n,
-			    NULL, NULL);
-	bool ok = WriteFile(handle, bytes, (DWORD)n, &written, NULL) && written == (DWORD)n;
-	free(bytes);
-	return ok;
-}
-
-static int print_environment(enum format format)
-{
-	static wchar_t values[SETTING_COUNT][VALUE_MAX];
-	bool set[SETTING_COUNT];
-	for (size_t i = 0; i < SETTING_COUNT; i++) {
-		set[i] = get_variable(setting_names[i], values[i]);
-		if (set[i] && !check_inherited(setting_names[i], values[i]))
-			return EXIT_USAGE;
-		if (set[i] && !format_can_hold(format, values[i])) {
-			say("%ls: '%s' cannot be written as a %ls line (use --print-env=json)", setting_names[i], text(values[i]),
-			    format_names[format]);
-			return EXIT_USAGE;
-		}
-	}
-	DWORD mode;
-	struct output out = { .console = GetConsoleMode(GetStdHandle(STD_OUTPUT_HANDLE), &mode),
-			      .code_page = GetConsoleOutputCP() ? GetConsoleOutputCP() : GetOEMCP(),
-			      .size = SETTING_COUNT * (VALUE_MAX * 6 + 64) };
-	out.text = malloc(out.size * sizeof(wchar_t));
-	bool ok = out.text != NULL, first = true;
-	if (ok && format == FORMAT_JSON)
-		ok = append(&out, L"{");
-	for (size_t i = 0; ok && i < SETTING_COUNT; i++) {
-		if (!set[i])
-			continue;
-		const wchar_t *name = setting_names[i], *value = values[i];
-		switch (format) {
-		/* @: a batch file that sets them does not echo them. */
-		case FORMAT_CMD: ok = append(&out, L"@set \"%ls=%ls\"\r\n", name, value); break;
-		case FORMAT_POWERSHELL:
-			ok = append(&out, L"$env:%ls = ", name) && append_powershell_quoted(&out, value) && append(&out, L"\r\n");
-			break;
-		case FORMAT_GITHUB: ok = append(&out, L"%ls=%ls\n", name, value); break;
-		case FORMAT_JSON:
-			ok = append(&out, first ? L"\"%ls\": " : L", \"%ls\": ", name) && append_json_string(&out, value);
-			break;
-		}
-		first = false;
-	}
-	if (ok && format == FORMAT_JSON)
-		ok = append(&out, L"}\n");
-	if (!ok) {
-		free(out.text);
-		say("--print-env: out of memory");
-		return EXIT_CANNOT_RUN;
-	}
-	int status = write_output(&out, format) ? 0 : EXIT_USAGE;
-	free(out.text);
-	return status;
 }
 
 /* ---- Running the program --------------------------------------------------------------------------- */
@@ -497,7 +321,40 @@ static const char *start_failure(DWORD code)
 	}
 }
 
-static int run(wchar_t **args, int count, const wchar_t *library, bool warnings)
+/* --report: NVINTERPOSE_REPORT names this launcher, and the section named for it (report_section.h)
+   is to hold the program's pid, which only CreateProcess tells. The section, or NULL, said why. */
+static HANDLE report_section(void)
+{
+	wchar_t name[REPORT_SECTION_NAME_MAX], pid[16];
+	_snwprintf(name, REPORT_SECTION_NAME_MAX, REPORT_SECTION_FORMAT, GetCurrentProcessId());
+	name[REPORT_SECTION_NAME_MAX - 1] = L'\0';
+	HANDLE section = CreateFileMappingW(INVALID_HANDLE_VALUE, NULL, PAGE_READWRITE, 0, sizeof(DWORD), name);
+	if (!section) {
+		say("--report: %s", error_text(GetLastError()));
+		return NULL;
+	}
+	swprintf(pid, 16, L"%lu", GetCurrentProcessId());
+	if (!set_variable(L"NVINTERPOSE_REPORT", pid)) {
+		CloseHandle(section);
+		return NULL;
+	}
+	return section;
+}
+
+/* The program's pid into the section, before it runs. */
+static void name_program(HANDLE section, DWORD pid)
+{
+	DWORD *view = section ? MapViewOfFile(section, FILE_MAP_WRITE, 0, 0, sizeof(DWORD)) : NULL;
+	if (view) {
+		*view = pid;
+		UnmapViewOfFile(view);
+	} else if (section) {
+		say("--report: the program's pid cannot be written down (%s); no report", error_text(GetLastError()));
+	}
+}
+
+/* report_program: --report's section, or NULL. */
+static int run(wchar_t **args, int count, const wchar_t *library, bool warnings, HANDLE report_program)
 {
 	const char *program = text(args[0]);
 	wchar_t *line = command_line(args, count);
@@ -534,6 +391,7 @@ static int run(wchar_t **args, int count, const wchar_t *library, bool warnings)
 		    "(its import table was not used: %s)",
 		    program, report.why);
 
+	name_program(report_program, process.dwProcessId);
 	/* Ctrl+C reaches the program, which decides; the launcher waits for it either way. */
 	SetConsoleCtrlHandler(NULL, TRUE);
 	ResumeThread(process.hThread);
@@ -551,7 +409,7 @@ static int run(wchar_t **args, int count, const wchar_t *library, bool warnings)
 
 /* What the command line asked for besides the settings it sets. */
 struct command {
-	bool has_library, print_env, format_given;
+	bool has_library, print_env, format_given, report;
 	enum format format;
 	wchar_t library[WIDE_PATH_MAX]; /* --library, made absolute */
 };
@@ -607,6 +465,7 @@ static int take_option(enum option_id id, const wchar_t *value, struct command *
 		return take_file(option, value, command->library) ? -1 : EXIT_USAGE;
 	case OPTION_NO_ADD_DLL_DIRECTORY: return set_variable(L"NVINTERPOSE_ADD_DLL_DIRECTORY", L"0") ? -1 : EXIT_USAGE;
 	case OPTION_NO_CHILDREN: return set_variable(L"NVINTERPOSE_CHILDREN", L"0") ? -1 : EXIT_USAGE;
+	case OPTION_REPORT: command->report = true; return -1;
 	case OPTION_PRINT_ENV:
 	case OPTION_FORMAT: return take_format(id, option, value, command);
 	}
@@ -676,6 +535,10 @@ int wmain(int argc, wchar_t **argv)
 		say("--format: goes with --print-env (see --help)");
 		return EXIT_USAGE;
 	}
+	if (command.report && (command.print_env || i >= argc)) {
+		say("--report: goes with a program: the report is for the program the launcher starts");
+		return EXIT_USAGE;
+	}
 	if (command.print_env) {
 		if (i < argc) {
 			say("--print-env: takes no program ('%s' given)", text(argv[i]));
@@ -694,5 +557,9 @@ int wmain(int argc, wchar_t **argv)
 	char level_utf8[16];
 	if (get_variable(L"NVINTERPOSE_LOG", level) && wcslen(level) < 16 && utf8_from_utf16(level, level_utf8, sizeof(level_utf8)))
 		config_parse_log_level(level_utf8, &log_level);
-	return run(argv + i, argc - i, library, log_level >= LOG_WARN);
+	/* Held open until this launcher ends, after its program: the program's runtime reads it at exit. */
+	HANDLE report = NULL;
+	if (command.report && !(report = report_section()))
+		return EXIT_CANNOT_RUN;
+	return run(argv + i, argc - i, library, log_level >= LOG_WARN, report);
 }

@@ -6,6 +6,7 @@ The `nvinterpose-run` command that installing the package creates is the same as
 
 import os
 import shutil
+import subprocess
 import sys
 
 import nvinterpose
@@ -17,7 +18,8 @@ Usage: python -m nvinterpose run [OPTIONS] [--] COMMAND [ARGS...]
 
 run: runs COMMAND with the runtime of this package preloaded, so that NVIDIA libraries find
 their dependents whoever loaded them; the same as the nvinterpose-run command the package
-installs (options: python -m nvinterpose run --help).
+installs (options: python -m nvinterpose run --help). On Windows it runs the package's
+nvinterpose-run.exe, waits for it and exits with its status.
 
 inspect: runs nvinterpose-inspect (nvinterpose-inspect --help), when it is installed beside the
 package or on PATH; the wheel does not carry it (it needs libelf).
@@ -32,14 +34,40 @@ def _usage_error(subject, problem, program="nvinterpose", help_command="python -
     return 2
 
 
-def run(arguments):
-    """The package's shell launcher (nvinterpose-run beside the runtime): one implementation of
-    the command line, the probe and --print-env; it finds the runtime beside itself."""
-    if sys.platform == "win32":
-        sys.stderr.write("nvinterpose-run: on Windows use nvinterpose-run.exe (the Windows wheel is not built yet)\n")
+def _exit_status(code):
+    """A Windows exit code (a DWORD, as Popen reports it) as sys.exit passes it on unchanged: the
+    codes of 2**31 and above (NTSTATUS values such as 0xC0000135) as the negative int of the same
+    32 bits, which ExitProcess takes back as the same DWORD."""
+    return code - 2**32 if code >= 2**31 else code
+
+
+def _wait_for(command):
+    """Runs command, waits for it and returns its exit status. Ctrl+C reaches every process of the
+    console, the command's too, which decides what it means. This process goes on waiting, so the
+    status is the command's own and nothing is left running behind it."""
+    process = subprocess.Popen(command)
+    while True:
+        try:
+            return _exit_status(process.wait())
+        except KeyboardInterrupt:
+            continue
+
+
+def run(arguments, windows=sys.platform == "win32"):
+    """Runs the package's launcher, which lies beside its runtime. On Linux that is the shell
+    launcher (nvinterpose-run), one implementation of the command line, the probe and --print-env,
+    and it takes this process's place (exec). On Windows it is nvinterpose-run.exe, which creates
+    the program with the DLL in its import table. Windows has no exec (os.execv starts a new
+    process and returns at once), so this process waits for the launcher and returns its exit
+    status."""
+    launcher = os.path.join(HERE, "nvinterpose-run.exe" if windows else "nvinterpose-run")
+    if not os.path.isfile(launcher):
+        sys.stderr.write("nvinterpose-run: %s is missing: the package is not installed whole\n" % launcher)
         return 2
-    launcher = os.path.join(HERE, "nvinterpose-run")
     sys.stdout.flush()
+    sys.stderr.flush()
+    if windows:
+        return _wait_for([launcher] + list(arguments))
     os.execv("/bin/sh", ["/bin/sh", launcher] + list(arguments))
 
 

@@ -159,6 +159,6 @@ __attribute__((destructor)) static void stop(void)
 	int saved_errno = errno;
 	start_once();
 	if (!config_get()->disabled && !start_in_audit_namespace())
-		report_at_exit();
+		report_at_exit(REPORT_EXIT_WAIT);
 	errno = saved_errno;
 }

@@ -104,7 +104,7 @@ __attribute__((destructor)) static void report_audit_front(void)
 	int saved_errno = errno;
 	if (start_in_audit_namespace() && !config_get()->disabled) {
 		report_name_front("audit front");
-		report_at_exit();
+		report_at_exit(REPORT_EXIT_WAIT);
 	}
 	errno = saved_errno;
 }

@@ -537,6 +537,23 @@ void platform_wall_clock(long long *seconds, long *microseconds)
 	*microseconds = now.tv_nsec / 1000;
 }
 
+void platform_write_stderr(const char *text, size_t length)
+{
+	while (length > 0) {
+		ssize_t n = write(STDERR_FILENO, text, length);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		text += n;
+		length -= (size_t)n;
+	}
+}
+
+void platform_keep_stderr(void) {}
+
+bool platform_reports_for(long report_pid) { return platform_process_id() == report_pid; }
+
 long platform_process_id(void) { return (long)getpid(); }
 
 void platform_yield(void) { sched_yield(); }

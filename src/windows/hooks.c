@@ -1,26 +1,33 @@
 /* The hooks: LoadLibraryA/W/ExA/ExW, GetProcAddress and CreateProcessA/W.
  *
- * A LoadLibrary call for a name that is not NVIDIA's goes to the loader unchanged. For an NVIDIA
- * name the loader still goes first, with the caller's own name and flags:
- *   - when it succeeds (a first load or a repeated one) the module's origin is registered;
- *   - when it cannot find a bare name (ERROR_MOD_NOT_FOUND; ERROR_BAD_EXE_FORMAT for a foreign copy
- *     on the path), the runtime looks in the folder of the NVIDIA library that asked, the
- *     registered origins, their wheel siblings and NVINTERPOSE_PATH (search.c), and loads the first
- *     DLL of this machine it finds there by full path;
+ * A LoadLibrary call goes to the loader first, with the caller's own name and flags, unless the
+ * coherent policy decides an NVIDIA module's bare NVIDIA name before it (below). Then:
+ *   - when it succeeds (a first load or a repeated one) an NVIDIA module's origin is registered;
+ *   - when it fails with ERROR_MOD_NOT_FOUND, whatever the name, the files the load would map (the
+ *     file named, or the one the loader's search path holds for a bare name) are walked through
+ *     their import tables, the NVIDIA DLLs they miss are loaded from the runtime's places, leaves
+ *     first (imports.c), and the call is made once more; the runtime's own references go after;
+ *   - when it still cannot load a bare NVIDIA name (ERROR_MOD_NOT_FOUND; ERROR_BAD_EXE_FORMAT for a
+ *     foreign copy on the path), the policy (decide.c) looks in the folder of the NVIDIA module
+ *     that asked, the registered origins, their wheel siblings and NVINTERPOSE_PATH, and the first
+ *     DLL of this machine there is loaded by full path, or the miss is said;
  *   - when that fails too, the caller gets NULL and the loader's own error code.
- * Windows' loader does not look at who calls it (no $ORIGIN, no caller's RUNPATH), so the hooks
- * may be plain C functions that call the real ones. */
+ * Under coherent, a bare NVIDIA name that an NVIDIA module asks for comes from that module's
+ * folder or its wheel siblings before the loader's copy, and an NVIDIA DLL's NVIDIA imports too,
+ * as on Linux; a name already loaded is used (first loaded wins). Windows' loader does not look at
+ * who calls it (no $ORIGIN, no caller's RUNPATH), so the hooks may be plain C functions that call
+ * the real ones. */
 #include "hooks.h"
 
 #include "config.h"
+#include "decide.h"
+#include "imports.h"
 #include "inject.h"
 #include "libnames.h"
+#include "loader_path.h"
 #include "log.h"
-#include "pe_file.h"
-#include "policy.h"
-#include "report.h"
 #include "modules.h"
-#include "search.h"
+#include "policy.h"
 #include "utf16.h"
 
 #include <stdint.h>
@@ -136,119 +143,188 @@ static HMODULE call_loader(const struct load_call *call)
 	}
 }
 
+HMODULE hooks_load_by_path(const wchar_t *path, DWORD flags)
+{
+	return REAL(HOOK_LOAD_LIBRARY_EX_W, HMODULE(WINAPI *)(LPCWSTR, HANDLE, DWORD))(path, NULL, flags);
+}
+
 static bool is_bare_name(const wchar_t *name) { return !wcspbrk(name, L"\\/:"); }
 
-struct candidate {
-	wchar_t path[WIDE_PATH_MAX];
-	char path_utf8[WIDE_PATH_MAX];
-	enum search_step step;
-	bool found;
+/* The module that called LoadLibrary, as the asker of a bare name: its path, and its folder when
+   it is an NVIDIA module (its folder goes first). */
+struct asker {
+	char path[WIDE_PATH_MAX * 3];
+	char folder[CONFIG_FOLDER_MAX];
+	bool nvidia;
 };
 
-static bool consider_candidate(const char *path, enum search_step step, enum loader_step loader_step, void *arg)
-{
-	struct candidate *candidate = arg;
-	(void)loader_step;
-	if (strlen(path) >= sizeof(candidate->path_utf8) || !utf16_from_utf8(path, candidate->path, WIDE_PATH_MAX))
-		return false;
-	if (!pe_file_is_loadable_dll(candidate->path)) {
-		log_message(LOG_INFO, "%s is not a DLL this process can load; skipped", path);
-		return false;
-	}
-	strcpy(candidate->path_utf8, path);
-	candidate->step = step;
-	candidate->found = true;
-	return true;
-}
-
-/* The caller's flags for the load by full path, with the candidate's own folder searched for its
-   imports (the loader's "DLL load folder", the nearest Windows has to $ORIGIN). */
-static DWORD flags_for_full_path(DWORD flags)
-{
-	return flags & SEARCH_FLAGS ? flags | LOAD_LIBRARY_SEARCH_DLL_LOAD_DIR : flags | LOAD_WITH_ALTERED_SEARCH_PATH;
-}
-
-/* The NVIDIA library that asked, when the caller is one: its folder goes first. */
-static bool nvidia_caller(const void *address, char *folder, size_t size, char *name, size_t name_size)
+static void find_asker(const void *address, struct asker *asker)
 {
 	HMODULE module;
+	wchar_t path[WIDE_PATH_MAX];
+	char base[96];
+	asker->path[0] = '\0';
+	asker->nvidia = false;
 	if (!GetModuleHandleExW(GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS | GET_MODULE_HANDLE_EX_FLAG_UNCHANGED_REFCOUNT,
 				(LPCWSTR)address, &module))
-		return false;
-	wchar_t path[WIDE_PATH_MAX];
+		return;
 	DWORD n = GetModuleFileNameW(module, path, WIDE_PATH_MAX);
-	char base[96];
-	if (n == 0 || n >= WIDE_PATH_MAX || !utf8_from_utf16(path, name, name_size))
-		return false;
-	return modules_family_of_name(path, base, sizeof(base)) >= 0 && modules_folder(module, folder, size);
+	if (n == 0 || n >= WIDE_PATH_MAX || !utf8_from_utf16(path, asker->path, sizeof(asker->path)))
+		return;
+	asker->nvidia = modules_family_of_name(path, base, sizeof(base)) >= 0 && modules_folder(module, asker->folder, sizeof(asker->folder));
 }
 
-/* The loader did not find a bare name the caller asked for: the runtime's places may hold it. The
-   policy decides, on Windows as on Linux. Windows' loader does not look at who calls it, so the
-   coherent policy has nothing to put before the loader's choice, and behaves as fallback. */
-static HMODULE load_from_origins(const struct load_call *call, int family, const char *name)
+/* One bare NVIDIA name's question, for decide.h. */
+struct name_question {
+	struct decide_request request;
+	struct asker asker;
+	wchar_t wide_name[96];
+};
+
+static void ask_about(struct name_question *question, const struct load_call *call, int family, const char *name,
+		      const wchar_t *search_path, DWORD loader_error)
+{
+	find_asker(call->caller, &question->asker);
+	utf16_from_utf8(name, question->wide_name, 96); /* the base name as matched, ".dll" added where the loader adds it */
+	question->request = (struct decide_request){
+		.name = name, .wide_name = question->wide_name, .family = family, .request = POLICY_DLOPEN,
+		.asker = question->asker.path[0] ? question->asker.path : NULL, /* whoever asked */
+		.asker_words = question->asker.nvidia ? NULL : "the application",
+		.asker_folder = question->asker.nvidia ? question->asker.folder : NULL,
+		.search_path = search_path, .loader_error = loader_error,
+	};
+}
+
+/* Carries out a decision for a bare name: the copy loaded, or the miss said. NULL when the call is
+   the loader's (it then goes, or went, to the loader as it is). */
+static HMODULE carry_out(const struct load_call *call, const struct decision *decision)
+{
+	HMODULE module = NULL;
+	switch (decision->answer.action) {
+	case POLICY_LOAD_OWN:
+	case POLICY_LOAD_FALLBACK:
+		if ((module = imports_load_copy(decision->copy, call->flags))) {
+			decide_report_loaded(decision);
+			modules_register(module);
+			modules_add_directories();
+		} else {
+			decide_report_not_loaded(decision, GetLastError());
+		}
+		break;
+	case POLICY_USE_LOADED: decide_check_mixed_origin(decision, GetModuleHandleW(decision->request->wide_name)); break;
+	default:
+		if (decision->answer.miss)
+			decide_report_miss(decision);
+	}
+	return module;
+}
+
+/* A call on its way: the loader's search path for it, asked once, when first needed (a load the
+   loader serves never asks). */
+struct route {
+	const struct load_call *call;
+	int family;
+	bool searched;
+	wchar_t *search_path;
+};
+
+static const wchar_t *search_path_of(struct route *route)
+{
+	if (!route->searched)
+		route->search_path = loader_path_for(route->call->wide, route->call->flags);
+	route->searched = true;
+	return route->search_path;
+}
+
+/* The file a load maps first: the file named (".dll" added to a name without an extension, as
+   the loader adds it), or for a bare name the first of that name in the load's search path. */
+static bool first_file(struct route *route, wchar_t *file)
+{
+	wchar_t name[WIDE_PATH_MAX];
+	const wchar_t *wide = route->call->wide, *base = wide;
+	for (const wchar_t *s = wide; *s; s++)
+		if (*s == L'\\' || *s == L'/' || *s == L':')
+			base = s + 1;
+	if (_snwprintf(name, WIDE_PATH_MAX, wcschr(base, L'.') ? L"%ls" : L"%ls.dll", wide) >= WIDE_PATH_MAX)
+		return false;
+	if (is_bare_name(wide))
+		return loader_path_find(search_path_of(route), name, file, WIDE_PATH_MAX);
+	DWORD n = GetFullPathNameW(name, WIDE_PATH_MAX, file, NULL);
+	return n > 0 && n < WIDE_PATH_MAX;
+}
+
+/* The loader's call, with the imports of its first file seen to. Under coherent they are walked
+   before it, for an NVIDIA file. Otherwise they are walked after it failed with
+   ERROR_MOD_NOT_FOUND, and the call is made once more when the walk loaded something. *error is
+   the first call's error. */
+static HMODULE load_with_imports(struct route *route, DWORD *error)
 {
 	const struct config *config = config_get();
-	struct policy_question question = {
-		.policy = config->policy == POLICY_COHERENT ? POLICY_FALLBACK : config->policy,
-		.secure = config->secure,
-		.driver = libnames_is_driver(family),
-		.request = POLICY_DLOPEN,
-		.loader = POLICY_LOADER_MISSES,
-	};
-	struct policy_answer answer = policy_decide(&question);
-	if (answer.action != POLICY_ASK_FALLBACK)
-		return NULL;
-	char caller_folder[CONFIG_FOLDER_MAX], caller_name[WIDE_PATH_MAX] = "";
-	bool caller_is_nvidia = nvidia_caller(call->caller, caller_folder, sizeof(caller_folder), caller_name,
-					      sizeof(caller_name));
-	struct search_request request = {
-		.name = name,
-		.caller_folder = caller_is_nvidia ? caller_folder : NULL,
-	};
-	struct candidate *candidate = calloc(1, sizeof(*candidate));
+	bool helps = config->policy != POLICY_OFF && !config->secure;
+	/* A module loaded already is what the loader returns: its imports were bound long ago. Without
+	   the loader's search path no import can be told missing: no walk then, before or after. */
+	bool before = helps && config->policy == POLICY_COHERENT && route->family >= 0 && !GetModuleHandleW(route->call->wide) &&
+		      search_path_of(route);
+	wchar_t *file = NULL;
+	struct imports_walk *walk = NULL;
+	if (before && (file = malloc(WIDE_PATH_MAX * sizeof(wchar_t))) && first_file(route, file))
+		walk = imports_walk(file, search_path_of(route), route->call->flags, 0);
+	HMODULE module = call_loader(route->call);
+	*error = GetLastError();
+	if (!module && helps && !before && *error == ERROR_MOD_NOT_FOUND && search_path_of(route) &&
+	    (file = file ? file : malloc(WIDE_PATH_MAX * sizeof(wchar_t))) &&
+	    first_file(route, file) && (walk = imports_walk(file, search_path_of(route), route->call->flags, *error)))
+		module = call_loader(route->call);
+	imports_release(walk);
+	free(file);
+	return module;
+}
+
+/* A bare NVIDIA name, decided and carried out: before the loader under coherent (loader_error 0),
+   or after it failed. NULL when the call is the loader's. */
+static HMODULE decide_bare_name(struct route *route, const char *name, DWORD loader_error)
+{
+	struct name_question *question = malloc(sizeof(*question));
+	struct decision *decision = NULL;
 	HMODULE module = NULL;
-	if (!candidate)
+	if (!question)
 		return NULL;
-	search_candidates(&request, consider_candidate, candidate);
-	question.fallback = candidate->found ? POLICY_YES : POLICY_NO;
-	question.fallback_step = candidate->step;
-	answer = policy_decide(&question);
-	if (answer.action != POLICY_LOAD_FALLBACK)
-		goto out;
-	module = REAL(HOOK_LOAD_LIBRARY_EX_W, HMODULE(WINAPI *)(LPCWSTR, HANDLE, DWORD))(candidate->path, NULL,
-										      flags_for_full_path(call->flags));
-	const char *who = caller_is_nvidia ? caller_name : "the application";
-	if (module) {
-		report_outcome(&(struct outcome){ .kind = OUTCOME_LOADED, .request = POLICY_DLOPEN, .answer = &answer, .name = name,
-						  .family = family, .caller = caller_name[0] ? caller_name : NULL, /* whoever asked */
-						  .caller_words = who, .path = candidate->path_utf8 });
-		modules_register(module);
-		modules_add_directories();
-	} else {
-		log_message(LOG_WARN, "%s for %s: %s did not load (error %lu)", name, who, candidate->path_utf8, GetLastError());
-	}
-out:
-	free(candidate);
+	ask_about(question, route->call, route->family, name, search_path_of(route), loader_error);
+	/* Before the loader, only an NVIDIA module's own copy can come first. */
+	if (loader_error || question->request.asker_folder)
+		decision = decide(&question->request);
+	if (decision)
+		module = carry_out(route->call, decision);
+	if (decision && loader_error && decision->answer.action == POLICY_USE_LOADED)
+		module = call_loader(route->call); /* another thread loaded it meanwhile */
+	decide_free(decision);
+	free(question);
 	return module;
 }
 
 static HMODULE load(const struct load_call *call)
 {
 	char name[96];
-	int family = modules_family_of_name(call->wide, name, sizeof(name));
-	if (family < 0 || !modules_active() || call->file || (call->flags & DATA_LOAD_FLAGS))
+	if (!call->wide || !modules_active() || call->file || (call->flags & DATA_LOAD_FLAGS))
 		return call_loader(call);
-
-	modules_add_directories(); /* origins registered under the loader lock reach AddDllDirectory before this search */
-	HMODULE module = call_loader(call);
-	DWORD error = GetLastError();
-	if (module) {
+	struct route route = { call, modules_family_of_name(call->wide, name, sizeof(name)), false, NULL };
+	bool bare_nvidia = route.family >= 0 && is_bare_name(call->wide);
+	enum policy policy = config_get()->policy;
+	HMODULE module = NULL;
+	DWORD error = 0;
+	if (route.family >= 0)
+		modules_add_directories(); /* origins registered under the loader lock reach AddDllDirectory before this search */
+	if (bare_nvidia && policy == POLICY_COHERENT)
+		module = decide_bare_name(&route, name, 0);
+	if (!module)
+		module = load_with_imports(&route, &error);
+	if (module && route.family >= 0) {
 		modules_register(module);
 		modules_add_directories();
-	} else if (is_bare_name(call->wide) && (error == ERROR_MOD_NOT_FOUND || error == ERROR_BAD_EXE_FORMAT)) {
-		module = load_from_origins(call, family, name);
+	} else if (!module && bare_nvidia && policy != POLICY_OFF && (error == ERROR_MOD_NOT_FOUND || error == ERROR_BAD_EXE_FORMAT)) {
+		module = decide_bare_name(&route, name, error);
 	}
+	free(route.search_path);
 	SetLastError(error);
 	return module;
 }

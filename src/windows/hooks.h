@@ -20,3 +20,7 @@ const struct hook *hooks_table(size_t *count);
 
 /* The hook standing in for export name (GetProcAddress on kernel32 or kernelbase), or NULL. */
 void *hooks_replacement_for(const char *name);
+
+#include <windows.h>
+/* The real LoadLibraryExW(path, NULL, flags), past the hooks: the runtime's own loads by full path. */
+HMODULE hooks_load_by_path(const wchar_t *path, DWORD flags);

@@ -87,9 +87,7 @@ int modules_family_of_name(const wchar_t *name, char *base, size_t size)
 	return libnames_match_windows(base, NULL);
 }
 
-/* The folder part of a path of length characters, in UTF-8 with '\' separators ("C:\" for a file
-   at the root). */
-static bool folder_of_path(const wchar_t *path, size_t length, char *folder, size_t size)
+bool modules_folder_of_path(const wchar_t *path, size_t length, char *folder, size_t size)
 {
 	size_t end = length;
 	while (end > 0 && path[end - 1] != L'\\' && path[end - 1] != L'/')
@@ -115,7 +113,7 @@ void modules_register_path(const wchar_t *path, size_t length)
 	if (!utf8_from_utf16_counted(path + start, length - start, name, sizeof(name)))
 		return;
 	int family = libnames_match_windows(name, NULL);
-	if (family < 0 || !folder_of_path(path, length, folder, sizeof(folder)) ||
+	if (family < 0 || !modules_folder_of_path(path, length, folder, sizeof(folder)) ||
 	    !utf8_from_utf16_counted(path, length, file, sizeof(file)))
 		return;
 	/* The loader's notifications and the module list say what loaded, not who asked. */
@@ -127,7 +125,7 @@ bool modules_folder(HMODULE module, char *folder, size_t size)
 {
 	wchar_t path[WIDE_PATH_MAX];
 	DWORD n = GetModuleFileNameW(module, path, WIDE_PATH_MAX);
-	return n > 0 && n < WIDE_PATH_MAX && folder_of_path(path, n, folder, size);
+	return n > 0 && n < WIDE_PATH_MAX && modules_folder_of_path(path, n, folder, size);
 }
 
 void modules_register(HMODULE module)

@@ -23,6 +23,10 @@ HMODULE modules_self(void);
    -1 when it is not an NVIDIA library. */
 int modules_family_of_name(const wchar_t *name, char *base, size_t size);
 
+/* The folder part of a path of length characters, in UTF-8 with '\' separators ("C:\" for a file
+   at the root). False when there is none or it does not fit. */
+bool modules_folder_of_path(const wchar_t *path, size_t length, char *folder, size_t size);
+
 /* The folder of a loaded module's path as loaded (what the loader's "DLL load folder" means), in
    UTF-8 with '\' separators. False when the module is gone or the path does not fit. */
 bool modules_folder(HMODULE module, char *folder, size_t size);

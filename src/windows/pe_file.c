@@ -1,8 +1,9 @@
 /* The loader stops at the first file of the right name, so a 32-bit copy or a stray non-DLL in a
    registered folder must be refused before it is tried; and a DLL put into a child's import table
    that cannot load stops the child from starting at all, so it is checked first: that it is a DLL,
-   for which machine, and that it exports the function the import names. Every field is read from
-   a bounded buffer, every offset checked, so a malformed file is only "not a DLL". */
+   for which machine, and that it exports the function the import names. A load that failed is
+   looked at again through the names its files import. Every field is read from a bounded buffer,
+   every offset checked, so a malformed file is only "not a DLL", or a DLL without imports. */
 #include "pe_file.h"
 
 #include <stdint.h>
@@ -14,6 +15,8 @@
 #define HEADER_BYTES 4096
 /* An export section larger than this is not one this check reads (the runtime's is a page). */
 #define EXPORT_SECTION_MAX (4u << 20)
+/* The import descriptors read at most: more DLLs than any real module imports. */
+#define IMPORT_DESCRIPTORS_MAX 512
 
 unsigned short pe_this_machine(void)
 {
@@ -41,10 +44,12 @@ const char *pe_machine_name(unsigned short machine)
 static uint16_t u16(const unsigned char *p) { return (uint16_t)(p[0] | p[1] << 8); }
 static uint32_t u32(const unsigned char *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
 
-/* What the first page of a PE file gives: its header, its export directory, its section table. */
+/* What the first page of a PE file gives: its header, its export and import directories, its
+   section table. */
 struct layout {
 	struct pe_file_header header;
 	uint32_t export_rva, export_size;
+	uint32_t import_rva;
 	size_t sections;        /* offset of the section table in the buffer */
 	uint16_t section_count; /* all inside the buffer */
 };
@@ -68,6 +73,8 @@ static bool parse_layout(const unsigned char *data, size_t size, struct layout *
 	bool has_exports = count >= 1 && optional_size >= directories + 8;
 	layout->export_rva = has_exports ? u32(optional + directories) : 0;
 	layout->export_size = has_exports ? u32(optional + directories + 4) : 0;
+	bool has_imports = count >= 2 && optional_size >= directories + 16;
+	layout->import_rva = has_imports ? u32(optional + directories + 8) : 0;
 	layout->sections = nt + 24 + optional_size;
 	layout->section_count = u16(file + 2);
 	if ((size - layout->sections) / sizeof(IMAGE_SECTION_HEADER) < layout->section_count)
@@ -177,4 +184,66 @@ out:
 	free(section);
 	CloseHandle(file);
 	return found;
+}
+
+/* The file offset of rva and how many bytes of the section's raw data follow it; false when no
+   section of the table holds it in its raw data. */
+static bool file_offset(const unsigned char *data, const struct layout *layout, uint32_t rva, uint64_t *offset, uint32_t *left)
+{
+	for (uint16_t i = 0; i < layout->section_count; i++) {
+		IMAGE_SECTION_HEADER entry;
+		memcpy(&entry, data + layout->sections + i * sizeof(entry), sizeof(entry));
+		if (rva >= entry.VirtualAddress && rva - entry.VirtualAddress < entry.SizeOfRawData) {
+			*offset = (uint64_t)entry.PointerToRawData + (rva - entry.VirtualAddress);
+			*left = entry.SizeOfRawData - (rva - entry.VirtualAddress);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The NUL-terminated name at rva, when it fits in name (PE_IMPORT_NAME_MAX bytes) and in its section. */
+static bool read_name(HANDLE file, const unsigned char *data, const struct layout *layout, uint32_t rva, char *name)
+{
+	uint64_t offset;
+	uint32_t left;
+	DWORD got;
+	if (!file_offset(data, layout, rva, &offset, &left))
+		return false;
+	DWORD want = left < PE_IMPORT_NAME_MAX ? left : PE_IMPORT_NAME_MAX;
+	if (!read_at(file, offset, name, want, &got))
+		return false;
+	return memchr(name, '\0', got) != NULL;
+}
+
+bool pe_file_imports(const wchar_t *path, bool (*visit)(const char *name, void *arg), void *arg)
+{
+	HANDLE file = open_disk_file(path);
+	if (file == INVALID_HANDLE_VALUE)
+		return false;
+	unsigned char data[HEADER_BYTES];
+	char name[PE_IMPORT_NAME_MAX];
+	IMAGE_IMPORT_DESCRIPTOR *descriptors = NULL;
+	DWORD got;
+	struct layout layout;
+	uint64_t offset;
+	uint32_t left;
+	bool ok = false;
+	if (!read_at(file, 0, data, sizeof(data), &got) || !parse_layout(data, got, &layout))
+		goto out;
+	ok = true;
+	if (!layout.import_rva || !file_offset(data, &layout, layout.import_rva, &offset, &left))
+		goto out;
+	size_t count = left / sizeof(*descriptors) < IMPORT_DESCRIPTORS_MAX ? left / sizeof(*descriptors) : IMPORT_DESCRIPTORS_MAX;
+	if (!count || !(descriptors = malloc(count * sizeof(*descriptors))) ||
+	    !read_at(file, offset, descriptors, (DWORD)(count * sizeof(*descriptors)), &got))
+		goto out;
+	/* The table ends with a descriptor of zeros; a name that cannot be read is skipped. */
+	for (size_t i = 0; i < got / sizeof(*descriptors) && descriptors[i].Name; i++)
+		if (read_name(file, data, &layout, descriptors[i].Name, name) && name[0] && visit(name, arg))
+			break;
+out:
+	free(descriptors);
+	CloseHandle(file);
+	return ok;
 }

@@ -26,6 +26,15 @@ bool pe_file_is_loadable_dll(const wchar_t *path);
 /* True when the PE file at path exports name (by name, in its export directory). */
 bool pe_file_exports(const wchar_t *path, const char *name);
 
+/* The longest DLL name an import is read with, its NUL included (a longer one is skipped). */
+#define PE_IMPORT_NAME_MAX 256
+/* Calls visit with each DLL name the PE file at path imports through its import directory, in the
+   table's order, until visit returns true. Not its delay-load imports: the loader maps those later,
+   when the DLL's own helper asks for them. A name not terminated inside its section, or longer than
+   PE_IMPORT_NAME_MAX, is skipped. False when the file cannot be read or is no PE image; true for
+   one without imports. */
+bool pe_file_imports(const wchar_t *path, bool (*visit)(const char *name, void *arg), void *arg);
+
 /* The checks themselves, on bytes already read (bounded: every offset is checked against size).
    pe_parse_header reads the first bytes of a file; pe_section_exports the raw bytes of the section
    whose first byte has RVA section_rva and that holds the export directory at directory_rva. */

@@ -2,6 +2,7 @@
    to the wide (UTF-16) Win32 functions, so that any folder name works, not only the code page's. */
 #include "platform.h"
 
+#include "report_section.h"
 #include "utf16.h"
 
 #include <errno.h>
@@ -293,6 +294,50 @@ void platform_wall_clock(long long *seconds, long *microseconds)
 }
 
 long platform_process_id(void) { return (long)GetCurrentProcessId(); }
+
+static HANDLE kept_stderr;
+
+void platform_keep_stderr(void)
+{
+	HANDLE process = GetCurrentProcess(), handle = GetStdHandle(STD_ERROR_HANDLE), kept;
+	if (!kept_stderr && handle && handle != INVALID_HANDLE_VALUE &&
+	    DuplicateHandle(process, handle, process, &kept, 0, FALSE, DUPLICATE_SAME_ACCESS))
+		kept_stderr = kept;
+}
+
+void platform_write_stderr(const char *text, size_t length)
+{
+	HANDLE handle = kept_stderr ? kept_stderr : GetStdHandle(STD_ERROR_HANDLE);
+	DWORD saved = GetLastError(), written;
+	while (length > 0 && handle && handle != INVALID_HANDLE_VALUE &&
+	       WriteFile(handle, text, length > MAXDWORD ? MAXDWORD : (DWORD)length, &written, NULL) && written > 0) {
+		text += written;
+		length -= written;
+	}
+	SetLastError(saved);
+}
+
+bool platform_reports_for(long report_pid)
+{
+	DWORD self = GetCurrentProcessId();
+	if (report_pid <= 0)
+		return false;
+	if ((DWORD)report_pid == self)
+		return true;
+	/* Kernel objects only: no DLL is loaded, so this holds under the loader lock at exit. */
+	wchar_t name[REPORT_SECTION_NAME_MAX];
+	_snwprintf(name, REPORT_SECTION_NAME_MAX, REPORT_SECTION_FORMAT, (unsigned long)report_pid);
+	name[REPORT_SECTION_NAME_MAX - 1] = L'\0';
+	HANDLE section = OpenFileMappingW(FILE_MAP_READ, FALSE, name);
+	if (!section)
+		return false;
+	const volatile DWORD *pid = MapViewOfFile(section, FILE_MAP_READ, 0, 0, sizeof(DWORD));
+	bool named = pid && *pid == self;
+	if (pid)
+		UnmapViewOfFile((const void *)pid);
+	CloseHandle(section);
+	return named;
+}
 
 void platform_yield(void) { SwitchToThread(); }
 

@@ -13,8 +13,11 @@
 #include "import_table.h"
 #include "inject.h"
 #include "libnames.h"
+#include "loader_path.h"
 #include "log.h"
+#include "platform.h"
 #include "registry.h"
+#include "report.h"
 #include "utf16.h"
 
 #include <errno.h>
@@ -122,6 +125,8 @@ static void start(HMODULE self, enum inject_restore restored, unsigned long rest
 		return;
 	if (config->log_file[0])
 		log_open_event_file(config->log_file);
+	if (config->report_pid > 0)
+		platform_keep_stderr(); /* the exit report's: the program's C runtime may close its own at exit */
 	if (restored == INJECT_RESTORE_DONE)
 		log_message(LOG_DEBUG, "loaded through the program's import table, on its main thread; the import directory is put back");
 	else if (restored == INJECT_RESTORE_REFUSED)
@@ -130,12 +135,19 @@ static void start(HMODULE self, enum inject_restore restored, unsigned long rest
 			    "(error %lu): its import directory still names nvinterpose.dll first and lies outside the "
 			    "image, so the program's own LoadLibrary calls bypass the runtime",
 			    restore_error);
-	if (config->policy == POLICY_COHERENT)
-		log_message(LOG_WARN, "NVINTERPOSE_POLICY=coherent is not available on Windows; using fallback");
 	registry_init();
 
 	HMODULE ntdll = GetModuleHandleW(L"ntdll.dll");
 	modules_start(self, ntdll);
+	loader_path_start(ntdll);
+	/* Without the loader's search path neither the coherent rule nor a failed load's imports can be
+	   judged: where the loader would take a name is not known. */
+	if (!loader_path_known() && config->policy != POLICY_OFF)
+		log_message(config->policy == POLICY_COHERENT ? LOG_ERROR : LOG_WARN,
+			    "ntdll has no LdrGetDllPath: where the loader would find a DLL is unknown, so %s",
+			    config->policy == POLICY_COHERENT ? "NVINTERPOSE_POLICY=coherent takes no copy before the loader's and "
+								"behaves as fallback"
+							      : "the imports of a load that failed are not looked at again");
 	unpatched[0] = self;
 	unpatched[1] = ntdll;
 	unpatched[2] = GetModuleHandleW(L"kernelbase.dll");
@@ -169,7 +181,6 @@ static void start(HMODULE self, enum inject_restore restored, unsigned long rest
 BOOL WINAPI DllMain(HINSTANCE instance, DWORD reason, LPVOID reserved);
 BOOL WINAPI DllMain(HINSTANCE instance, DWORD reason, LPVOID reserved)
 {
-	(void)reserved;
 	if (reason == DLL_PROCESS_ATTACH) {
 		DWORD saved = GetLastError();
 		int saved_errno = errno;
@@ -180,6 +191,10 @@ BOOL WINAPI DllMain(HINSTANCE instance, DWORD reason, LPVOID reserved)
 		start(instance, restored, restore_error);
 		errno = saved_errno;
 		SetLastError(saved);
+	} else if (reason == DLL_PROCESS_DETACH && reserved && modules_active()) {
+		/* The process is ending (a FreeLibrary would pass NULL, and the runtime is pinned once
+		   active): the other threads are gone, and one may have held the report's lock. */
+		report_at_exit(REPORT_EXIT_TRY_LOCK);
 	}
 	return TRUE;
 }

@@ -409,6 +409,9 @@ static void case_options(void)
 	expect_usage_error(L"--format=json", "--format: goes with --print-env");
 	expect_usage_error(L"", "PROGRAM: no program given");
 	expect_usage_error(L"--log-file=", "--log-file: needs a file");
+	expect_usage_error(L"--report --print-env", "--report: goes with a program");
+	expect_usage_error(L"--report", "--report: goes with a program");
+	expect_usage_error(L"--report=1 x", "--report: takes no value");
 
 	harness_check(launch(L"--pol=OFF --print-env=github") == 0 && harness_contains(output, "NVINTERPOSE_POLICY=OFF"),
 		      "--pol abbreviates --policy, and OFF is a policy in any case");
@@ -419,8 +422,9 @@ static void case_options(void)
 	harness_check(launch(L"--version") == 0 && strcmp(output, "nvinterpose-run " NVI_VERSION "\r\n") == 0,
 		      "--version prints the version");
 	harness_check(launch(L"-h") == 0 && harness_contains(output, "Usage: nvinterpose-run") && harness_contains(output, "--print-env[=FORMAT]") &&
-			      harness_contains(output, "powershell") && harness_contains(output, "github") && harness_contains(output, "json"),
-		      "-h: the usage, with --print-env's formats");
+			      harness_contains(output, "powershell") && harness_contains(output, "github") && harness_contains(output, "json") &&
+			      harness_contains(output, "--report"),
+		      "-h: the usage, with --print-env's formats and --report");
 	harness_check(launch(L"--help") == 0 && harness_contains(output, "Usage: nvinterpose-run"), "--help");
 }
 

@@ -189,7 +189,9 @@ static void predict_all(struct scan *scan)
 /* The libraries sorted by name; the copies keep their library's index, so it is remapped. */
 static void sort_libraries(struct scan *scan)
 {
-	struct library *sorted = malloc((scan->library_count + 1) * sizeof(*sorted));
+	if (scan->library_count == 0)
+		return;
+	struct library *sorted = malloc(scan->library_count * sizeof(*sorted));
 	if (!sorted)
 		return;
 	memcpy(sorted, scan->libraries, scan->library_count * sizeof(*sorted));

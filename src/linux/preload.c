@@ -229,7 +229,7 @@ static __attribute__((noinline)) enum route_action route_candidate(const char *f
 bool route_dlopen_glance(const char *file)
 {
 	if (__builtin_expect(!real_dlopen, 0))
-		real_resolve(); /* a dlopen from a constructor that ran before the runtime's */
+		real_resolve(); /* preloaded, the runtime finds it at the first call */
 	if (!file || carry_out_busy || attach_deferring)
 		return false;
 	const char *slash = strrchr(file, '/');
@@ -253,6 +253,8 @@ enum route_action route_dlmopen(Lmid_t namespace, const char *file, int mode, co
 	   own libc and never reaches these hooks, so nothing there could be redirected consistently.
 	   An NVIDIA library given by path is still an origin worth knowing. */
 	(void)namespace, (void)mode, (void)handle;
+	if (__builtin_expect(!real_dlmopen, 0))
+		real_resolve(); /* preloaded, the runtime finds it at the first call */
 	int family = file && !carry_out_busy && !attach_deferring && strchr(file, '/') && !strchr(file, '$')
 			     ? libnames_match_linux(libnames_basename(file), NULL)
 			     : -1;

@@ -1,4 +1,5 @@
-/* The runtime's walks over the loaded objects, and the forks that wait for them. */
+/* The runtime's walks over the loaded objects and its one-time initializations, and the forks that
+   wait for them. */
 #include "walk.h"
 
 #include "real.h"
@@ -11,9 +12,16 @@
 
 static _Atomic int walks_in_flight;
 static _Atomic bool fork_pending;
+/* This thread's walks and onces in flight: one inside another never waits for a pending fork, which
+   waits for the outer one. */
+static __thread int depth __attribute__((tls_model("initial-exec")));
 
 static void enter_walk(void)
 {
+	if (depth++ > 0) {
+		atomic_fetch_add(&walks_in_flight, 1);
+		return;
+	}
 	for (;;) {
 		atomic_fetch_add(&walks_in_flight, 1);
 		if (!atomic_load(&fork_pending))
@@ -24,7 +32,11 @@ static void enter_walk(void)
 	}
 }
 
-static void leave_walk(void) { atomic_fetch_sub(&walks_in_flight, 1); }
+static void leave_walk(void)
+{
+	depth--;
+	atomic_fetch_sub(&walks_in_flight, 1);
+}
 
 static void before_fork(void)
 {
@@ -63,6 +75,7 @@ static void forget_the_loader_cache(void)
 
 static void after_fork_in_child(void)
 {
+	depth = 0;
 	atomic_store(&walks_in_flight, 0);
 	atomic_store(&fork_pending, false);
 	atomic_store(&walk_blocks_maybe, true);
@@ -85,3 +98,23 @@ int walk_loaded_objects(int (*visit)(struct dl_phdr_info *info, size_t size, voi
 		atomic_store_explicit(&walk_blocks_maybe, false, memory_order_relaxed); /* the lock was free */
 	return result;
 }
+
+enum { ONCE_NOT_RUN, ONCE_RUNNING, ONCE_DONE };
+
+void walk_once(struct walk_once *once, void (*function)(void))
+{
+	if (atomic_load_explicit(&once->state, memory_order_acquire) == ONCE_DONE)
+		return;
+	enter_walk();
+	int expected = ONCE_NOT_RUN;
+	if (atomic_compare_exchange_strong(&once->state, &expected, ONCE_RUNNING)) {
+		function();
+		atomic_store_explicit(&once->state, ONCE_DONE, memory_order_release);
+	}
+	leave_walk();
+	/* Another thread runs it: wait outside the walk, so that a fork may wait for that one. */
+	while (atomic_load_explicit(&once->state, memory_order_acquire) != ONCE_DONE)
+		sched_yield();
+}
+
+bool walk_once_done(struct walk_once *once) { return atomic_load_explicit(&once->state, memory_order_acquire) == ONCE_DONE; }

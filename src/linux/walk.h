@@ -1,12 +1,15 @@
-/* Walking the loaded objects (dl_iterate_phdr) so that a fork never catches a walk in flight. */
+/* What a fork waits for: the walks over the loaded objects (dl_iterate_phdr) and the runtime's
+   one-time initializations, so that a child never inherits one in flight. */
 #pragma once
 
 #define _GNU_SOURCE
 #include <link.h>
+#include <stdatomic.h>
 
 #include <stdbool.h>
 
-/* Registers the fork handlers; idempotent. */
+/* Registers the fork handlers; idempotent. The constructor calls it, before any initialization
+   the fork handlers must wait for can start. */
 void walk_init(void);
 
 /* True in a forked child until a walk has completed in it: a walk may then wait forever for the
@@ -19,3 +22,18 @@ bool walk_may_block(void);
    visit runs with the loader's list lock held: it must allocate nothing, call no loader function
    and log nothing. */
 int walk_loaded_objects(int (*visit)(struct dl_phdr_info *info, size_t size, void *arg), void *arg);
+
+/* A function run once per process: WALK_ONCE_INIT, then running, then done. */
+struct walk_once {
+	_Atomic int state;
+};
+#define WALK_ONCE_INIT { 0 }
+
+/* Runs function once (the first caller; the others wait until it is done), as pthread_once does,
+   without libpthread. A fork waits for a run in flight, so that the child never finds one half
+   done with nobody to finish it. function must not fork; it may walk the loaded objects and call
+   walk_once for another once (not its own). */
+void walk_once(struct walk_once *once, void (*function)(void));
+
+/* True once function has returned. */
+bool walk_once_done(struct walk_once *once);

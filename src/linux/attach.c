@@ -188,23 +188,18 @@ __attribute__((constructor)) static void start(void)
 	errno = saved_errno;
 }
 
-/* The report at exit, when one was asked for. A process whose runtime never started (no hook had an
-   NVIDIA name, no API call) starts it only when a report or an event log was asked for: then what
-   is loaded is registered now, as a start-up scan would have. The runtime is never unloaded (-z
-   nodelete). */
+/* The report at exit, when one was asked for (start_wanted_at_exit). The runtime is never unloaded
+   (-z nodelete). */
 __attribute__((destructor)) static void stop(void)
 {
 	int saved_errno = errno;
-	if (!start_in_audit_namespace() && (start_done() || start_has_settings())) {
-		start_read_settings();
-		const struct config *config = config_get();
-		if (!config->disabled && (start_done() || config->report_pid > 0 || config->log_file[0])) {
-			if (!start_done()) {
-				start_once();
-				loaded_sync();
-			}
-			report_at_exit(REPORT_EXIT_WAIT);
+	bool not_started;
+	if (!start_in_audit_namespace() && start_wanted_at_exit(&not_started)) {
+		if (not_started) {
+			start_once();
+			loaded_sync();
 		}
+		report_at_exit(REPORT_EXIT_WAIT);
 	}
 	errno = saved_errno;
 }

@@ -79,6 +79,16 @@ static void parse_settings(void)
 
 void start_read_settings(void) { walk_once(&settings_once, parse_settings); }
 
+bool start_wanted_at_exit(bool *not_started)
+{
+	*not_started = !start_done();
+	if (*not_started && !start_has_settings())
+		return false; /* nothing set: no report, no event log */
+	start_read_settings();
+	const struct config *config = config_get();
+	return !config->disabled && (!*not_started || config->report_pid > 0 || config->log_file[0]);
+}
+
 static struct walk_once once = WALK_ONCE_INIT;
 
 static void initialize(void)

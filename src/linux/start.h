@@ -27,6 +27,11 @@ void start_once(void);
 /* True once start_once has run. */
 bool start_done(void);
 
+/* At exit: true when the copy is to make its exit report. A copy that never started (no NVIDIA name,
+   no API call) is then to start first (*not_started), which only a report or an event log asked for
+   makes worth it; then what is loaded is registered as a start-up scan would have. */
+bool start_wanted_at_exit(bool *not_started);
+
 /* start_once for the audit copy: the same start-up, without the real functions' lookup where
    libdl may not be called there (start_libdl_usable), so the copy then asks libdl nothing. */
 void start_audit_once(void);

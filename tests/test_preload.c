@@ -270,6 +270,33 @@ START_TEST(test_runtime_starts_at_the_first_need)
 }
 END_TEST
 
+/* The runtime needs no libdl.so.2 of its own. Before glibc 2.34 the loader's functions are libdl's,
+   which may arrive late and outside the global scope (here with a gconv module libc loads for
+   iconv_open, in a program that never needed libdl): the hooks find them there, and the NVIDIA
+   library the module loads finds its builtins. */
+START_TEST(test_libdl_that_arrives_late_is_found)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	char *modules = test_format("%s/gconv", wheel.root);
+	test_mkdirs(modules);
+	test_write_file(test_format("%s/gconv-modules", modules),
+			"module\tINTERNAL\tNVILATE//\tlate_libdl_module\t1\nmodule\tNVILATE//\tINTERNAL\tlate_libdl_module\t1\n");
+	test_build_library("late_libdl_module.c", test_format("%s/late_libdl_module.so", modules), "", "");
+	char *program = test_build_program("late_libdl_program.c", wheel.root, "");
+	const char *argv[] = { "/bin/sh", "-c", test_format("readelf -d '%s' | grep -c 'libdl.so' ; exec '%s'", program, program), NULL };
+	const char *gconv = test_format("GCONV_PATH=%s", modules), *nvrtc = test_format("NVI_LATE_NVRTC=%s", wheel.nvrtc);
+	const char *plain[] = { gconv, nvrtc, NULL };
+	struct test_run run = test_run(argv, plain, 60);
+	ck_assert_msg(strncmp(run.output, "0\n", 2) == 0 && test_contains(run.output, "iconv_open: ok"),
+		      "the program needs no libdl and opens the conversion: %s", run.output);
+	ck_assert_msg(test_contains(run.output, "late module: nvrtc_like_compile: -1"), "%s", run.output);
+	const char *preloaded[] = { standin_preload(), gconv, nvrtc, NULL };
+	run = test_run(argv, preloaded, 60);
+	ck_assert_msg(test_contains(run.output, "late module: nvrtc_like_compile: 42"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "iconv_open: ok") && run.status == 0, "%s", run.output);
+}
+END_TEST
+
 START_TEST(test_policy_off_records_but_does_not_redirect)
 {
 	struct standin_wheel wheel = standin_nvrtc_wheel(1);
@@ -469,6 +496,7 @@ int main(void)
 	tcase_add_test(tc, test_settings_are_those_of_the_process_start);
 	tcase_add_test(tc, test_relative_log_file_is_in_the_start_folder);
 	tcase_add_test(tc, test_runtime_starts_at_the_first_need);
+	tcase_add_test(tc, test_libdl_that_arrives_late_is_found);
 	tcase_add_test(tc, test_policy_off_records_but_does_not_redirect);
 	tcase_add_test(tc, test_disable_leaves_everything_to_the_loader);
 	tcase_add_test(tc, test_driver_library_is_never_redirected);

@@ -30,8 +30,6 @@ __asm__(".symver dlerror, dlerror@" GLIBC_COMPAT_BASE);
 __asm__(".symver dlclose, dlclose@" GLIBC_COMPAT_BASE);
 __asm__(".symver dlinfo, dlinfo@" GLIBC_COMPAT_DLINFO);
 __asm__(".symver dladdr1, dladdr1@" GLIBC_COMPAT_DLINFO);
-/* libc.so.6 has had pthread_sigmask at the base version all along; 2.32 added a new default. */
-__asm__(".symver pthread_sigmask, pthread_sigmask@" GLIBC_COMPAT_BASE);
 /* fcntl64 (2.28) differs from fcntl only on 32-bit machines. */
 __asm__(".symver fcntl64, fcntl@" GLIBC_COMPAT_BASE);
 

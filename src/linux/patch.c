@@ -538,8 +538,10 @@ bool patch_find_earlier_runtime(void)
 	struct earlier_runtime earlier = { .found = false };
 	walk_loaded_objects(find_earlier_runtime, &earlier);
 	real_resolve();
-	/* Held, so that its functions stay where they were found. */
-	if (!earlier.found || !real_dlopen || !real_dlopen(earlier.path, RTLD_LAZY | RTLD_NOLOAD))
+	/* Held, so that its functions stay where they were found. Where the loader has no dlopen yet
+	   (before glibc 2.34, no libdl.so.2 loaded), nothing was loaded by dlopen: the earlier copy
+	   came with the program and stays. */
+	if (!earlier.found || (real_dlopen && !real_dlopen(earlier.path, RTLD_LAZY | RTLD_NOLOAD)))
 		return false;
 	primary = earlier.api;
 	has_primary = true;

@@ -64,7 +64,10 @@ static bool resolve(void)
 		/* RTLD_NEXT: the definitions after the runtime, not the hooks (the caller is this file). */
 		found.dlopen = (void *(*)(const char *, int))dlsym(RTLD_NEXT, "dlopen");
 		found.dlmopen = (void *(*)(Lmid_t, const char *, int))dlsym(RTLD_NEXT, "dlmopen");
-	} else
+	}
+	/* Before 2.34 a runtime dlopen'ed late has no libdl in its own scope, where RTLD_NEXT looks,
+	   and one preloaded may load before libdl: libdl's own definitions, wherever it is. */
+	if (!found.dlopen || !found.dlmopen)
 		walk_loaded_objects(find_in_libdl, &found);
 	if (!found.dlsym || !found.dlerror || !found.dlclose || !found.dlinfo || !found.dladdr1 || !found.dlopen || !found.dlmopen)
 		return false;

@@ -8,11 +8,13 @@
  * /bin/true; and `cc -c` of 20 small files. The last three are what a CI job starts (the setting
  * reaches every child: the shell's 200, the compiler's own programs). Each round runs each program
  * under each arm (plain, an empty preload, the runtime as LD_PRELOAD, an empty auditor that only
- * answers la_version, the runtime as LD_AUDIT), the arms' order rotated each round; a run's cost is
+ * answers la_version, an auditor that also calls libc, the runtime as LD_AUDIT), the arms' order
+ * rotated each round; a run's cost is
  * the CPU time of the program and its children (user and system, from wait4). The table gives each
  * arm's median per run, and the runtime's cost over its floor (the preload front over the empty
- * preload, the audit front over the empty auditor) as the median of the rounds' own ratios with
- * their middle half, so that a slow moment of the machine weighs on both sides of a ratio. */
+ * preload, the audit front over the empty auditor and over the auditor that calls libc) as the median
+ * of the rounds' own ratios with their middle half, so that a slow moment of the machine weighs on
+ * both sides of a ratio. */
 #define _GNU_SOURCE
 #include "bench.h"
 
@@ -29,7 +31,7 @@
 #define OBJECTS 50
 #define SHELL_STARTS 200
 #define COMPILED_FILES 20
-enum { PLAIN, EMPTY_PRELOAD, PRELOAD, EMPTY_AUDITOR, AUDIT, ARMS };
+enum { PLAIN, EMPTY_PRELOAD, PRELOAD, EMPTY_AUDITOR, LIBC_AUDITOR, AUDIT, ARMS };
 
 struct program {
 	const char *name;  /* what --only names it by */
@@ -97,10 +99,13 @@ static void print_time(double microseconds)
 		printf(" %.0f µs |", microseconds);
 }
 
+/* The median ratio (its middle half), then the target's column where there is one. */
 static void print_ratio(double *ratios, int rounds, const char *target)
 {
-	printf(" %.3f× (%.3f–%.3f) | %s |", bench_quantile(ratios, (size_t)rounds, 0.5), bench_quantile(ratios, (size_t)rounds, 0.25),
-	       bench_quantile(ratios, (size_t)rounds, 0.75), target);
+	printf(" %.3f× (%.3f–%.3f) |", bench_quantile(ratios, (size_t)rounds, 0.5), bench_quantile(ratios, (size_t)rounds, 0.25),
+	       bench_quantile(ratios, (size_t)rounds, 0.75));
+	if (target)
+		printf(" %s |", target);
 }
 
 int main(int argc, char **argv)
@@ -130,12 +135,14 @@ int main(int argc, char **argv)
 	char dir[] = "/tmp/nvinterpose-bench-audit-XXXXXX";
 	if (!mkdtemp(dir))
 		return 1;
-	char empty_auditor[4200], empty_preload[4200], needed50[4200], links[65536] = "", object[4200], compiled[4200];
+	char empty_auditor[4200], libc_auditor[4200], empty_preload[4200], needed50[4200], links[65536] = "", object[4200], compiled[4200];
 	snprintf(empty_auditor, sizeof(empty_auditor), "%s/empty_auditor.so", dir);
+	snprintf(libc_auditor, sizeof(libc_auditor), "%s/libc_auditor.so", dir);
 	snprintf(empty_preload, sizeof(empty_preload), "%s/libempty.so", dir);
 	snprintf(needed50, sizeof(needed50), "%s/program", dir);
 	snprintf(compiled, sizeof(compiled), "%s/compiled", dir);
 	if (shell("'%s' -shared -fPIC -O2 -o '%s' '%s/empty_auditor.c'", cc, empty_auditor, sources, "") != 0 ||
+	    shell("'%s' -shared -fPIC -O2 -o '%s' '%s/libc_auditor.c'", cc, libc_auditor, sources, "") != 0 ||
 	    shell("'%s' -shared -fPIC -O2 -Wl,-soname,libempty.so -o '%s' '%s/empty.c'", cc, empty_preload, sources, "") != 0)
 		return 1;
 	for (int i = 0; i < OBJECTS; i++) {
@@ -176,22 +183,24 @@ int main(int argc, char **argv)
 	}
 	compile->argv[3 + COMPILED_FILES] = NULL;
 
-	char audit_env[8300], empty_auditor_env[8300], preload_env[8300], empty_preload_env[8300];
+	char audit_env[8300], empty_auditor_env[8300], libc_auditor_env[8300], preload_env[8300], empty_preload_env[8300];
 	snprintf(audit_env, sizeof(audit_env), "LD_AUDIT=%s", runtime);
 	snprintf(empty_auditor_env, sizeof(empty_auditor_env), "LD_AUDIT=%s", empty_auditor);
+	snprintf(libc_auditor_env, sizeof(libc_auditor_env), "LD_AUDIT=%s", libc_auditor);
 	snprintf(preload_env, sizeof(preload_env), "LD_PRELOAD=%s", runtime);
 	snprintf(empty_preload_env, sizeof(empty_preload_env), "LD_PRELOAD=%s", empty_preload);
-	const char *envs[ARMS] = { NULL, empty_preload_env, preload_env, empty_auditor_env, audit_env };
+	const char *envs[ARMS] = { NULL, empty_preload_env, preload_env, empty_auditor_env, libc_auditor_env, audit_env };
 
-	printf("| program | plain | empty preload | preload front | preload front / empty preload | target | empty auditor | audit front | "
-	       "audit front / empty auditor | target |\n");
-	printf("|---|---|---|---|---|---|---|---|---|---|\n");
+	printf("| program | plain | empty preload | preload front | preload front / empty preload | target | empty auditor | "
+	       "auditor calling libc | audit front | audit front / empty auditor | target | audit front / auditor calling libc |\n");
+	printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 	for (size_t p = 0; p < sizeof(programs) / sizeof(programs[0]); p++) {
 		struct program *program = &programs[p];
 		if (!selected(only, program->name))
 			continue;
 		int program_runs = runs * program->runs / 20 > 0 ? runs * program->runs / 20 : 1;
-		double *values[ARMS], *preload_over = calloc((size_t)rounds, sizeof(double)), *audit_over = calloc((size_t)rounds, sizeof(double));
+		double *values[ARMS], *preload_over = calloc((size_t)rounds, sizeof(double)), *audit_over = calloc((size_t)rounds, sizeof(double)),
+		       *audit_over_libc = calloc((size_t)rounds, sizeof(double));
 		for (int a = 0; a < ARMS; a++)
 			values[a] = calloc((size_t)rounds, sizeof(double));
 		for (int r = 0; r < rounds; r++) {
@@ -205,6 +214,7 @@ int main(int argc, char **argv)
 				values[a][r] = sum[a] / program_runs;
 			preload_over[r] = values[PRELOAD][r] / values[EMPTY_PRELOAD][r];
 			audit_over[r] = values[AUDIT][r] / values[EMPTY_AUDITOR][r];
+			audit_over_libc[r] = values[AUDIT][r] / values[LIBC_AUDITOR][r];
 		}
 		printf("| %s |", program->title);
 		for (int a = PLAIN; a <= PRELOAD; a++)
@@ -213,6 +223,7 @@ int main(int argc, char **argv)
 		for (int a = EMPTY_AUDITOR; a <= AUDIT; a++)
 			print_time(bench_quantile(values[a], (size_t)rounds, 0.5));
 		print_ratio(audit_over, rounds, "≤ 1.15×");
+		print_ratio(audit_over_libc, rounds, NULL);
 		printf("\n");
 		fflush(stdout);
 	}

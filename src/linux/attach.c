@@ -7,8 +7,8 @@
 #include "attach.h"
 
 #include "carry_out.h"
-#include "dynamic.h"
 #include "config.h"
+#include "dynamic.h"
 #include "front.h"
 #include "libnames.h"
 #include "loaded.h"

@@ -1,7 +1,7 @@
 /* The Python package: the wheel built offline from a copy of the source tree (pip wheel
    --no-build-isolation, meson-python), installed into a fresh venv with pip install --no-index;
    then the seed case (NVRTC's builtins) through `import nvinterpose`, `python -m nvinterpose run`
-   and the nvinterpose-run entry point, with the venv's runtime mapped. Skipped, with the reason,
+   and the nvinterpose-run entry point, with the venv's runtime mapped, and the wheel's inspector. Skipped, with the reason,
    where no Python has meson-python, venv and pip. */
 #define _GNU_SOURCE
 #include "common.h"
@@ -17,7 +17,7 @@
 static const char *const no_env[] = { NULL };
 
 /* Made once in main, before the tests fork. */
-static char *python, *workspace, *wheel, *venv_python, *venv_runtime, *venv_run;
+static char *python, *workspace, *wheel, *venv_python, *venv_package, *venv_runtime, *venv_run;
 
 static struct test_run shell(const char *const *env, const char *command, int timeout)
 {
@@ -82,7 +82,8 @@ static void build_and_install(void)
 	venv_run = test_format("%s/bin/nvinterpose-run", venv);
 	struct test_run site = shell(no_env, test_format("'%s' -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])'", venv_python), 60);
 	site.output[strcspn(site.output, "\n")] = '\0';
-	venv_runtime = test_format("%s/nvinterpose/libnvinterpose.so.0", site.output);
+	venv_package = test_format("%s/nvinterpose", site.output);
+	venv_runtime = test_format("%s/libnvinterpose.so.0", venv_package);
 }
 
 static void remove_workspace(void)
@@ -115,7 +116,9 @@ static void check_fixed_by_the_venvs_runtime(const struct test_run *run)
 START_TEST(test_wheel_is_py3_none_platform_with_one_runtime_and_no_links)
 {
 	const char *name = strrchr(wheel, '/') + 1;
-	ck_assert_msg(strstr(name, "-py3-none-manylinux_2_") || strstr(name, "-py3-none-linux_"), "%s", name);
+	/* The runtime and the inspector bind no glibc version above 2.17 and need only what the policy
+	   allows (tools/wheel_backend.py checks as auditwheel would). */
+	ck_assert_msg(strstr(name, "-py3-none-manylinux_2_17_"), "%s", name);
 	char *script = test_format("import stat, sys, zipfile\n"
 				   "wheel = zipfile.ZipFile(sys.argv[1])\n"
 				   "for info in wheel.infolist():\n"
@@ -128,6 +131,7 @@ START_TEST(test_wheel_is_py3_none_platform_with_one_runtime_and_no_links)
 	ck_assert_msg(!test_contains(run.output, "link "), "no symbolic links: %s", run.output);
 	ck_assert_msg(test_count(run.output, "libnvinterpose") == 1 && test_contains(run.output, "file nvinterpose/libnvinterpose.so.0\n"), "%s", run.output);
 	ck_assert_msg(test_contains(run.output, "file nvinterpose/nvinterpose-run\n"), "the shell launcher: %s", run.output);
+	ck_assert_msg(test_contains(run.output, "file nvinterpose/nvinterpose-inspect\n"), "the inspector: %s", run.output);
 	ck_assert_msg(test_contains(run.output, "file nvinterpose/__init__.py\n") && test_contains(run.output, "file nvinterpose-auto.pth\n"), "%s", run.output);
 	ck_assert_msg(!test_contains(run.output, ".data/"), "nothing outside the package (headers, man pages, data): %s", run.output);
 	const char *tag = strstr(name, "-py3-") + 1;
@@ -231,21 +235,53 @@ START_TEST(test_run_on_windows_waits_for_the_launcher_and_returns_its_status)
 }
 END_TEST
 
-START_TEST(test_python_m_nvinterpose_inspect_runs_the_inspector_it_finds)
+/* The wheel carries the inspector beside the package, with libelf and libz linked in: it needs
+   nothing beyond what the manylinux policy allows (and binds no glibc version above 2.17, which the
+   tag holds), so a venv with the wheel alone lists the families, draws a tree as JSON and scans. */
+START_TEST(test_python_m_nvinterpose_inspect_runs_the_wheels_inspector)
 {
-	/* The wheel does not carry the inspector: on PATH it is run, elsewhere the message says why. */
-	const char *none[] = { "PATH=/usr/bin:/bin", NULL };
-	struct test_run missing = shell(none, test_format("'%s' -m nvinterpose inspect --families", venv_python), 60);
-	ck_assert_msg(missing.status == 2 && test_contains(missing.output, "nvinterpose-inspect is not installed (the wheel does not carry it"), "%s",
-		      missing.output);
-	const char *inspector = getenv("NVI_INSPECT");
-	if (!inspector || access(inspector, X_OK) != 0)
-		return; /* built without libelf */
-	char *folder = test_format("%s", inspector);
-	*strrchr(folder, '/') = '\0';
-	const char *on_path[] = { test_format("PATH=%s:/usr/bin:/bin", folder), NULL };
-	struct test_run run = shell(on_path, test_format("'%s' -m nvinterpose inspect --families", venv_python), 60);
-	ck_assert_msg(run.status == 0 && test_contains(run.output, "nvrtc ") && test_contains(run.output, "libnvrtc.so.N"), "%s", run.output);
+	char *inspector = test_format("%s/nvinterpose-inspect", venv_package);
+	if (strcmp(test_setting("NVI_LIBELF_STATIC"), "yes") != 0) {
+		ck_assert_msg(access(inspector, F_OK) != 0, "%s", inspector);
+		printf("SKIP: the wheel carries no inspector here: it needs libelf's static archive (Debian: libelf-dev)\n");
+		return;
+	}
+	struct test_run needed = shell(no_env, test_format("objdump -p '%s' | grep NEEDED | sort", inspector), 60);
+	ck_assert_msg(needed.status == 0 && !strcmp(needed.output, "  NEEDED               libc.so.6\n  NEEDED               libdl.so.2\n"
+								     "  NEEDED               libpthread.so.0\n"),
+		      "libelf and libz are linked in: %s", needed.output);
+	const char *bare[] = { "PATH=/usr/bin:/bin", NULL };
+	struct test_run families = shell(bare, test_format("'%s' -m nvinterpose inspect --families", venv_python), 60);
+	ck_assert_msg(families.status == 0 && test_contains(families.output, "nvrtc ") && test_contains(families.output, "libnvrtc.so.N"), "%s",
+		      families.output);
+	struct standin_wheel standin = standin_nvrtc_wheel(1);
+	char *check = test_format("%s/check.py", standin.root);
+	test_write_file(check, "import json, sys\n"
+			       "document = json.load(sys.stdin)\n"
+			       "root = document['files'][0]['objects'][0]\n"
+			       "print('root:', root['family'], root['path'])\n"
+			       "for d in root['runtime']:\n"
+			       "    print('run time:', d['name'], d['how'], d['family'], len(d['looked']) > 0)\n");
+	struct test_run tree = shell(bare, test_format("'%s' -m nvinterpose inspect --json '%s' | '%s' '%s'", venv_python, standin.nvrtc, venv_python, check), 60);
+	/* The seed case: the loader does not find the builtins beside NVRTC, and the tree says where it looked. */
+	ck_assert_msg(tree.status == 0 && test_contains(tree.output, test_format("root: nvrtc %s\n", standin.nvrtc)) &&
+			      test_contains(tree.output, "run time: libnvrtc-builtins.so.77.1 not_found nvrtc-builtins True\n"),
+		      "%s", tree.output);
+	const char *scan_env[] = { "PATH=/usr/bin:/bin", test_format("LD_LIBRARY_PATH=%s", standin.lib), NULL };
+	struct test_run scan = shell(scan_env, test_format("'%s' -m nvinterpose inspect --scan --python='%s'", venv_python, venv_python), 120);
+	ck_assert_msg(test_contains(scan.output, test_format("LD_LIBRARY_PATH  %s: 2 NVIDIA files\n", standin.lib)) &&
+			      test_contains(scan.output, "libnvrtc.so.77 (nvrtc): 1 copy\n"),
+		      "%d %s", scan.status, scan.output);
+	/* Without it (a wheel built without libelf's archive) the message says so; on Windows, why. */
+	char *here = test_format("%s/inspector-less-XXXXXX", workspace);
+	ck_assert_ptr_nonnull(mkdtemp(here));
+	struct test_run missing = shell(bare, test_format("'%s' -c 'import nvinterpose.__main__ as m, sys; m.HERE = sys.argv[1]; "
+							  "sys.exit(m.inspect([\"--families\"]))' '%s'", venv_python, here), 60);
+	ck_assert_msg(missing.status == 2 && test_contains(missing.output, test_format("nvinterpose-inspect is neither in %s nor on PATH", here)), "%d %s",
+		      missing.status, missing.output);
+	struct test_run windows = shell(bare, test_format("'%s' -c 'import nvinterpose.__main__ as m, sys; sys.exit(m.inspect([], windows=True))'", venv_python), 60);
+	ck_assert_msg(windows.status == 2 && test_contains(windows.output, "nvinterpose-inspect reads ELF files: it is for Linux"), "%d %s", windows.status,
+		      windows.output);
 }
 END_TEST
 
@@ -361,7 +397,7 @@ int main(void)
 	tcase_add_test(tc, test_python_m_nvinterpose_run_preloads_the_venvs_runtime);
 	tcase_add_test(tc, test_launcher_options_status_and_errors);
 	tcase_add_test(tc, test_run_on_windows_waits_for_the_launcher_and_returns_its_status);
-	tcase_add_test(tc, test_python_m_nvinterpose_inspect_runs_the_inspector_it_finds);
+	tcase_add_test(tc, test_python_m_nvinterpose_inspect_runs_the_wheels_inspector);
 	tcase_add_test(tc, test_import_uses_the_runtime_already_in_the_process);
 	tcase_add_test(tc, test_api_wraps_the_c_api_and_raises_oserror);
 	tcase_add_test(tc, test_auto_attach_at_interpreter_start_only_with_nvinterpose_auto);

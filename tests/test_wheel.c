@@ -1,8 +1,8 @@
 /* The Python package: the wheel built offline from a copy of the source tree (pip wheel
    --no-build-isolation, meson-python), installed into a fresh venv with pip install --no-index;
    then the seed case (NVRTC's builtins) through `import nvinterpose`, `python -m nvinterpose run`
-   and the nvinterpose-run entry point, with the venv's runtime mapped, and the wheel's inspector. Skipped, with the reason,
-   where no Python has meson-python, venv and pip. */
+   and the nvinterpose-run entry point, with the venv's runtime mapped; and the wheel's inspector.
+   Skipped, with the reason, where no Python has meson-python, venv and pip. */
 #define _GNU_SOURCE
 #include "common.h"
 #include "standins.h"

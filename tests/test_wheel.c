@@ -302,7 +302,11 @@ START_TEST(test_import_uses_the_runtime_already_in_the_process)
 }
 END_TEST
 
-START_TEST(test_api_wraps_the_c_api_and_raises_oserror)
+/* The API wraps the C API; its errors name what is wrong: an unknown family (ValueError with the
+   argument and the families), a family not loaded yet (LookupError), a relative folder
+   (ValueError), a missing one (FileNotFoundError, with its name). families() is the table's list,
+   the one the inspector prints. */
+START_TEST(test_api_wraps_the_c_api_and_its_errors_say_what_is_wrong)
 {
 	struct standin_wheel standin = standin_nvrtc_wheel(1);
 	char *script = test_format("%s/api.py", standin.root);
@@ -312,12 +316,14 @@ START_TEST(test_api_wraps_the_c_api_and_raises_oserror)
 					    "print('origins:', nvinterpose.origins('nvrtc'))\n"
 					    "nvinterpose.register_folder('cublas', '/usr')\n"
 					    "print('cublas:', nvinterpose.origins('cublas'))\n"
-					    "for call in (lambda: nvinterpose.register_folder('cublas', 'relative'), lambda: nvinterpose.family_origin('no-such-family'),\n"
-					    "             lambda: nvinterpose.family_origin('cudnn')):\n"
+					    "for call in (lambda: nvinterpose.register_folder('notafamily', '/tmp'), lambda: nvinterpose.family_origin('libnvrtc.so.13'),\n"
+					    "             lambda: nvinterpose.origins('libcudart'), lambda: nvinterpose.family_origin('cudnn'),\n"
+					    "             lambda: nvinterpose.register_folder('cublas', 'relative'), lambda: nvinterpose.register_folder('cublas', '/no/such/folder')):\n"
 					    "    try:\n"
 					    "        call()\n"
-					    "    except OSError as error:\n"
-					    "        print('error:', errno.errorcode[error.errno], error.strerror)\n"
+					    "    except Exception as error:\n"
+					    "        print('error:', type(error).__name__, error)\n"
+					    "print('families:', nvinterpose.families())\n"
 					    "print('rescan:', nvinterpose.rescan())\n"
 					    "print('patched:', [(p.object, p.symbol, p.place) for p in nvinterpose.patches() if p.state == 'patched' and p.place == 'dynsym'][:1])\n"
 					    "print('version:', nvinterpose.version() == nvinterpose.__version__)\n",
@@ -327,8 +333,28 @@ START_TEST(test_api_wraps_the_c_api_and_raises_oserror)
 	ck_assert_msg(test_contains(run.output, test_format("origin: %s\n", standin.lib)), "%s", run.output);
 	ck_assert_msg(test_contains(run.output, test_format("origins: [('nvrtc', '%s')]\n", standin.lib)), "%s", run.output);
 	ck_assert_msg(test_contains(run.output, "cublas: [('cublas', '/usr')]\n"), "%s", run.output);
-	ck_assert_msg(test_contains(run.output, "error: EINVAL Invalid argument\nerror: EINVAL Invalid argument\nerror: ENOENT No such file or directory\n"), "%s",
-		      run.output);
+	const char *families = "'cudart', 'nvrtc', 'nvrtc-builtins', ";
+	const char *listed = "the families: cudart, nvrtc, nvrtc-builtins, ";
+	ck_assert_msg(test_contains(run.output, "error: ValueError register_folder(): family 'notafamily' is not one the runtime knows") &&
+			      test_contains(run.output, "error: ValueError family_origin(): family 'libnvrtc.so.13' is not one the runtime knows (a family names a "
+							"library: 'nvrtc' for libnvrtc.so.N and nvrtc64_*.dll); ") &&
+			      test_contains(run.output, "error: ValueError origins(): family 'libcudart' is not one") && test_count(run.output, listed) == 3,
+		      "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "error: LookupError family_origin(): no library of family 'cudnn' was loaded (nor a folder registered for it) yet\n"),
+		      "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "error: ValueError register_folder(): folder 'relative' is not an absolute path\n") &&
+			      test_contains(run.output, "error: FileNotFoundError [Errno 2] No such file or directory: '/no/such/folder'\n"),
+		      "%s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("families: [%s", families)) && test_contains(run.output, "'cublasLt'"), "%s", run.output);
+	/* The wheel's inspector prints the same list, from the same table. */
+	if (strcmp(test_setting("NVI_LIBELF_STATIC"), "yes") == 0) {
+		char *inspector = test_format("%s/nvinterpose-inspect", venv_package);
+		struct test_run listed_by_inspector = shell(no_env, test_format("'%s' --families --json | '%s' -c 'import json, sys; "
+										   "print(\"families:\", [f[\"family\"] for f in json.load(sys.stdin)])'",
+										   inspector, venv_python), 60);
+		listed_by_inspector.output[strcspn(listed_by_inspector.output, "\n")] = '\0';
+		ck_assert_msg(test_contains(run.output, listed_by_inspector.output), "%s\n%s", listed_by_inspector.output, run.output);
+	}
 	ck_assert_msg(test_contains(run.output, "rescan: 1\n"), "the builtins, loaded ahead: %s", run.output);
 	ck_assert_msg(test_contains(run.output, "libc.so.6', 'dlopen', 'dynsym')]"), "%s", run.output);
 	ck_assert_msg(test_contains(run.output, "version: True\n"), "%s", run.output);
@@ -399,7 +425,7 @@ int main(void)
 	tcase_add_test(tc, test_run_on_windows_waits_for_the_launcher_and_returns_its_status);
 	tcase_add_test(tc, test_python_m_nvinterpose_inspect_runs_the_wheels_inspector);
 	tcase_add_test(tc, test_import_uses_the_runtime_already_in_the_process);
-	tcase_add_test(tc, test_api_wraps_the_c_api_and_raises_oserror);
+	tcase_add_test(tc, test_api_wraps_the_c_api_and_its_errors_say_what_is_wrong);
 	tcase_add_test(tc, test_auto_attach_at_interpreter_start_only_with_nvinterpose_auto);
 	tcase_add_test(tc, test_real_nvrtc_compiles_after_import_nvinterpose);
 	suite_add_tcase(suite, tc);

@@ -2,7 +2,7 @@
    --no-build-isolation, meson-python), installed into a fresh venv with pip install --no-index;
    then the seed case (NVRTC's builtins) through `import nvinterpose`, `python -m nvinterpose run`
    and the nvinterpose-run entry point, with the venv's runtime mapped; and the wheel's inspector.
-   Skipped, with the reason, where no Python has meson-python, venv and pip. */
+   Skipped, with the reason, where /usr/bin/python3 lacks meson-python, venv or pip. */
 #define _GNU_SOURCE
 #include "common.h"
 #include "standins.h"
@@ -25,11 +25,11 @@ static struct test_run shell(const char *const *env, const char *command, int ti
 	return test_run(argv, env, timeout);
 }
 
-/* The first of python3 on PATH and /usr/bin/python3 that has what the build needs; NULL when none
-   has (what each lacks is printed). Runs before Check does, so without its helpers. */
+/* /usr/bin/python3 when it has what the documents' recipe needs (Debian's meson-python, venv and
+   pip); NULL otherwise (what it lacks is printed). Runs before Check does, so without its helpers. */
 static char *find_python(void)
 {
-	static const char *const candidates[] = { "python3", "/usr/bin/python3" };
+	static const char *const candidates[] = { "/usr/bin/python3" };
 	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++) {
 		char command[512], line[4096] = "";
 		snprintf(command, sizeof(command), "%s -c 'import sys, mesonpy, venv, ensurepip, pip; print(sys.executable)' 2>&1 | tail -n 1", candidates[i]);
@@ -57,17 +57,26 @@ static void copy_source(const char *source, const char *copy)
 	ck_assert_msg(run.status == 0, "copying the source failed: %s", run.output);
 }
 
-/* Builds the wheel and installs it into a fresh venv: once, in the test program itself (an
-   unchecked fixture), before the tests fork. */
+/* The line of the documents that starts with prefix: there is one. */
+static char *recipe_line(const char *prefix)
+{
+	struct test_document_line lines[4];
+	size_t count = test_document_lines(prefix, false, lines, 4);
+	ck_assert_msg(count == 1, "%zu lines of the documents start with %s", count, prefix);
+	return lines[0].text;
+}
+
+/* Builds the wheel and installs it into a fresh venv, with the offline recipe of docs/python.md,
+   its lines as written, in a copy of the source: once, in the test program itself (an unchecked
+   fixture), before the tests fork. */
 static void build_and_install(void)
 {
 	const char *base = getenv("TMPDIR");
 	workspace = test_format("%s/nvinterpose-wheel-XXXXXX", base && base[0] ? base : "/tmp");
 	ck_assert_ptr_nonnull(mkdtemp(workspace));
-	char *source = test_format("%s/source", workspace), *wheels = test_format("%s/wheels", workspace);
+	char *source = test_format("%s/source", workspace), *wheels = test_format("%s/dist", source);
 	copy_source(test_setting("NVI_SOURCE_ROOT"), source);
-	struct test_run built = shell(no_env, test_format("cd '%s' && '%s' -m pip wheel --no-build-isolation --no-deps --no-index . -w '%s' 2>&1",
-							  source, python, wheels), 900);
+	struct test_run built = shell(no_env, test_format("exec 2>&1; cd '%s'\n%s\n", source, recipe_line("/usr/bin/python3 -m pip wheel ")), 900);
 	DIR *dir = opendir(wheels);
 	for (struct dirent *entry; dir && (entry = readdir(dir));)
 		if (strstr(entry->d_name, ".whl"))
@@ -75,8 +84,10 @@ static void build_and_install(void)
 	if (dir)
 		closedir(dir);
 	ck_assert_msg(built.status == 0 && wheel, "the wheel did not build (%d):\n%s", built.status, built.output);
-	char *venv = test_format("%s/venv", workspace);
-	struct test_run installed = shell(no_env, test_format("'%s' -m venv '%s' && '%s/bin/pip' install --no-index '%s' 2>&1", python, venv, venv, wheel), 300);
+	char *venv = test_format("%s/.venv", source);
+	/* One line each: a line may end with a comment. */
+	struct test_run installed = shell(no_env, test_format("set -e; exec 2>&1; cd '%s'\n%s\n%s\n", source, recipe_line("python3 -m venv .venv "),
+							      recipe_line(".venv/bin/python -m pip install --no-index ")), 300);
 	ck_assert_msg(installed.status == 0, "the wheel did not install into a fresh venv:\n%s", installed.output);
 	venv_python = test_format("%s/bin/python", venv);
 	venv_run = test_format("%s/bin/nvinterpose-run", venv);
@@ -410,7 +421,7 @@ END_TEST
 int main(void)
 {
 	if (!(python = find_python())) {
-		printf("SKIP: no Python with meson-python, venv and pip (Debian: python3-mesonpy python3-venv python3-pip)\n");
+		printf("SKIP: /usr/bin/python3 lacks meson-python, venv or pip (Debian: python3-mesonpy python3-venv python3-pip)\n");
 		return TEST_SKIP;
 	}
 	Suite *suite = suite_create("wheel");

@@ -248,7 +248,8 @@ END_TEST
 
 /* The wheel carries the inspector beside the package, with libelf and libz linked in: it needs
    nothing beyond what the manylinux policy allows (and binds no glibc version above 2.17, which the
-   tag holds), so a venv with the wheel alone lists the families, draws a tree as JSON and scans. */
+   tag holds), so a venv with the wheel alone lists the families, draws a tree as JSON, tells what
+   the runtime would do and scans. */
 START_TEST(test_python_m_nvinterpose_inspect_runs_the_wheels_inspector)
 {
 	char *inspector = test_format("%s/nvinterpose-inspect", venv_package);
@@ -278,6 +279,11 @@ START_TEST(test_python_m_nvinterpose_inspect_runs_the_wheels_inspector)
 	ck_assert_msg(tree.status == 0 && test_contains(tree.output, test_format("root: nvrtc %s\n", standin.nvrtc)) &&
 			      test_contains(tree.output, "run time: libnvrtc-builtins.so.77.1 not_found nvrtc-builtins True\n"),
 		      "%s", tree.output);
+	/* The what-if: the runtime would load the builtins from the folder NVRTC was loaded from. */
+	struct test_run what_if = shell(bare, test_format("'%s' -m nvinterpose inspect --cache=none --policy=fallback '%s'", venv_python, standin.nvrtc), 60);
+	ck_assert_msg(what_if.status == 0 && test_contains(what_if.output, test_format("libnvrtc-builtins.so.77.1 => %s [registered_origin]", standin.builtins)) &&
+			      test_contains(what_if.output, "<- the runtime loads it first"),
+		      "%d %s", what_if.status, what_if.output);
 	const char *scan_env[] = { "PATH=/usr/bin:/bin", test_format("LD_LIBRARY_PATH=%s", standin.lib), NULL };
 	struct test_run scan = shell(scan_env, test_format("'%s' -m nvinterpose inspect --scan --python='%s'", venv_python, venv_python), 120);
 	ck_assert_msg(test_contains(scan.output, test_format("LD_LIBRARY_PATH  %s: 2 NVIDIA files\n", standin.lib)) &&

@@ -147,6 +147,7 @@ START_TEST(test_wheel_is_py3_none_platform_with_one_runtime_and_no_links)
 	ck_assert_msg(test_contains(run.output, "file nvinterpose/nvinterpose-run\n"), "the shell launcher: %s", run.output);
 	ck_assert_msg(test_contains(run.output, "file nvinterpose/__init__.py\n") && test_contains(run.output, "file nvinterpose-auto.pth\n"), "%s", run.output);
 	ck_assert_msg(!test_contains(run.output, ".data/"), "nothing outside the package (headers, man pages, data): %s", run.output);
+	ck_assert_msg(test_contains(run.output, "file nvinterpose_pytest.py\n"), "the pytest plugin, beside the package: %s", run.output);
 	const char *tag = strstr(name, "-py3-") + 1;
 	ck_assert_msg(test_contains(run.output, "Root-Is-Purelib: false") && test_contains(run.output, test_format("Tag: %.*s\n", (int)(strlen(tag) - 4), tag)),
 		      "%s", run.output);

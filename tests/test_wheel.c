@@ -375,7 +375,7 @@ END_TEST
 /* A pytest project beside the NVRTC-like stand-in: conftest.py loads it by path when imported (as
    a CUDA library's conftest imports it), test_compile.py expects its compile to give expected (42
    with its builtins found, -1 without) and prints how many runtime files the process maps. */
-static char *pytest_project(const struct standin_wheel *standin, int expected, const char *ini)
+static char *pytest_project(const struct standin_wheel *standin, int expected)
 {
 	char *project = test_format("%s/project", standin->root);
 	test_mkdirs(project);
@@ -387,8 +387,6 @@ static char *pytest_project(const struct standin_wheel *standin, int expected, c
 				    "def test_runtime_files_mapped():\n"
 				    "    print('runtime files mapped:', len({l.split()[-1] for l in open('/proc/self/maps') if 'libnvinterpose' in l}))\n",
 				    standin->nvrtc, expected));
-	if (ini)
-		test_write_file(test_format("%s/pytest.ini", project), ini);
 	return project;
 }
 
@@ -401,7 +399,7 @@ START_TEST(test_pytest_plugin_changes_nothing_unless_asked)
 {
 	NEEDS_PYTEST();
 	struct standin_wheel standin = standin_nvrtc_wheel(1);
-	char *project = pytest_project(&standin, -1, NULL);
+	char *project = pytest_project(&standin, -1);
 	struct test_run run = run_pytest(no_env, project, "");
 	ck_assert_msg(run.status == 0 && test_contains(run.output, "runtime files mapped: 0\n"), "%s", run.output);
 	ck_assert_msg(!test_contains(run.output, "= nvinterpose =") && !test_contains(run.output, "nvinterpose:"), "%s", run.output);
@@ -430,7 +428,7 @@ START_TEST(test_pytest_option_and_ini_key_attach_before_conftest)
 {
 	NEEDS_PYTEST();
 	struct standin_wheel standin = standin_nvrtc_wheel(1);
-	char *project = pytest_project(&standin, 42, NULL);
+	char *project = pytest_project(&standin, 42);
 	struct test_run plain = run_pytest(no_env, project, "");
 	ck_assert_msg(plain.status == 1 && test_contains(plain.output, "1 failed, 1 passed"), "fails without: %s", plain.output);
 	struct test_run option = run_pytest(no_env, project, "--nvinterpose");
@@ -452,7 +450,7 @@ START_TEST(test_pytest_strict_fails_on_a_warning_miss_only)
 {
 	NEEDS_PYTEST();
 	struct standin_wheel standin = standin_nvrtc_wheel(0);
-	char *project = pytest_project(&standin, -1, NULL);
+	char *project = pytest_project(&standin, -1);
 	struct test_run run = run_pytest(no_env, project, "--nvinterpose");
 	ck_assert_msg(run.status == 0 && test_contains(run.output, "2 passed"), "%s", run.output);
 	ck_assert_msg(test_contains(run.output, test_format("  libnvrtc-builtins.so.77.1 wanted by %s (dlopen by bare name): 1 times; looked in ",
@@ -488,7 +486,7 @@ START_TEST(test_pytest_xdist_workers_attach_and_are_gathered)
 {
 	NEEDS_PYTEST();
 	struct standin_wheel standin = standin_nvrtc_wheel(1);
-	char *project = pytest_project(&standin, 42, NULL);
+	char *project = pytest_project(&standin, 42);
 	test_write_file(test_format("%s/conftest.py", project),
 			test_format("import ctypes\nassert ctypes.CDLL('%s').nvrtc_like_compile() == 42\n", standin.nvrtc));
 	struct test_run run = run_pytest(no_env, project, "-n 2 --nvinterpose");
@@ -510,7 +508,7 @@ START_TEST(test_pytest_uses_a_preloaded_runtime)
 {
 	NEEDS_PYTEST();
 	struct standin_wheel standin = standin_nvrtc_wheel(1);
-	char *project = pytest_project(&standin, 42, NULL);
+	char *project = pytest_project(&standin, 42);
 	char *bin = test_format("%s", pytest_python);
 	*strrchr(bin, '/') = '\0';
 	struct test_run run = shell(no_env, test_format("cd '%s' && '%s/nvinterpose-run' --report -- '%s' -m pytest -p no:cacheprovider -s --nvinterpose 2>&1",

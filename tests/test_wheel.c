@@ -302,7 +302,10 @@ START_TEST(test_api_wraps_the_c_api_and_raises_oserror)
 					    "        print('error:', errno.errorcode[error.errno], error.strerror)\n"
 					    "print('rescan:', nvinterpose.rescan())\n"
 					    "print('patched:', [(p.object, p.symbol, p.place) for p in nvinterpose.patches() if p.state == 'patched' and p.place == 'dynsym'][:1])\n"
-					    "print('version:', nvinterpose.version() == nvinterpose.__version__)\n",
+					    "print('version:', nvinterpose.version() == nvinterpose.__version__)\n"
+					    "print('report:', nvinterpose.report().totals['origins'] >= 1, [o.path for o in nvinterpose.report().origins])\n"
+					    "nvinterpose._runtime = object()  # a runtime older than nvi_report and nvi_list_patches\n"
+					    "print('older:', nvinterpose.report(), nvinterpose.patches())\n",
 					    standin.nvrtc));
 	struct test_run run = shell(no_env, test_format("'%s' '%s'", venv_python, script), 60);
 	ck_assert_msg(run.status == 0, "%s", run.output);
@@ -314,6 +317,9 @@ START_TEST(test_api_wraps_the_c_api_and_raises_oserror)
 	ck_assert_msg(test_contains(run.output, "rescan: 1\n"), "the builtins, loaded ahead: %s", run.output);
 	ck_assert_msg(test_contains(run.output, "libc.so.6', 'dlopen', 'dynsym')]"), "%s", run.output);
 	ck_assert_msg(test_contains(run.output, "version: True\n"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "report: True []\n"), "figures, and no lines without NVINTERPOSE_REPORT: %s", run.output);
+	ck_assert_msg(test_contains(run.output, "older: Report(totals=None, kept=False, left_out=0, origins=[], supplied=[], misses=[], mixed_origins=[]) []\n"),
+		      "%s", run.output);
 }
 END_TEST
 

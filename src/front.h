@@ -23,6 +23,7 @@ struct front_api {
 	int (*rescan)(void);
 	int (*list_patches)(struct nvi_patch *patches, size_t capacity);
 	int (*list_families)(const char **families, size_t capacity);
+	int (*report)(struct nvi_report_totals *totals, struct nvi_report_entry *entries, size_t capacity);
 };
 
 /* That copy's API, or NULL when this copy is the process's runtime. */

@@ -4,6 +4,7 @@
 #include "front.h"
 #include "libnames.h"
 #include "registry.h"
+#include "report.h"
 
 #include <errno.h>
 #include <string.h>
@@ -79,6 +80,14 @@ int nvi_list_origins(const char *family, struct nvi_origin *origins, size_t capa
 	return total;
 }
 
+int nvi_list_families(const char **families, size_t capacity)
+{
+	FORWARD(list_families, families, capacity);
+	for (size_t i = 0; families && i < libnames_count && i < capacity; i++)
+		families[i] = libnames[i].family;
+	return (int)libnames_count;
+}
+
 int nvi_rescan(void)
 {
 	FORWARD(rescan);
@@ -89,4 +98,11 @@ int nvi_list_patches(struct nvi_patch *patches, size_t capacity)
 {
 	FORWARD(list_patches, patches, capacity);
 	return front_list_patches(patches, capacity);
+}
+
+int nvi_report(struct nvi_report_totals *totals, struct nvi_report_entry *entries, size_t capacity)
+{
+	FORWARD(report, totals, entries, capacity);
+	front_sync();
+	return report_list(totals, entries, capacity);
 }

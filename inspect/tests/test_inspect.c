@@ -1162,6 +1162,7 @@ START_TEST(test_a_missing_required_run_time_dependent_is_a_miss)
 		      "%.3000s", run.output);
 	ck_assert_msg(test_contains(run.output, "\"how\":\"default\",\"result\":\"no nvrtc-builtins file\""), "%.3000s", run.output);
 	ck_assert_msg(test_json_document(run.output), "%.3000s", run.output);
+	ck_assert_msg(test_contains(run.output, "\"would_supply\":[],"), "nothing the runtime could supply: %.3000s", run.output);
 	run = inspect(env, "'%s'", w.nvrtc);
 	ck_assert_msg(run.status == 1 && test_contains(run.output, "libnvrtc-builtins.so* not found (nvrtc-builtins; run time, required)") &&
 		      test_contains(run.output, "1 dependency not found"), "%d: %.3000s", run.status, run.output);
@@ -1174,6 +1175,14 @@ START_TEST(test_a_missing_required_run_time_dependent_is_a_miss)
 		      "%.3000s", run.output);
 	struct test_run real = compile_with(env, w.nvrtc);
 	ck_assert_msg(test_contains(real.output, "failed to open libnvrtc-builtins.so.77.0"), "%s", real.output);
+	/* The loader's view says what the default policy would supply, and keeps the loader's status. */
+	ck_assert_msg(test_contains(run.output, test_format("\"would_supply\":[{\"name\":\"libnvrtc-builtins.so.77.0\",\"for\":\"%s\",\"path\":\"%s/libnvrtc-builtins.so.77.0\","
+							    "\"how\":\"registered_origin\",\"run_time\":true}]",
+							    w.nvrtc, w.lib)), "%.3000s", run.output);
+	run = inspect(env, "'%s'", w.nvrtc);
+	ck_assert_msg(run.status == 1 && test_contains(run.output, test_format("note: under the default policy the runtime would supply libnvrtc-builtins.so.77.0 for %s "
+									    "from %s/libnvrtc-builtins.so.77.0 (registered_origin); --policy=fallback shows it\n",
+									    w.nvrtc, w.lib)), "%d: %.3000s", run.status, run.output);
 	/* The what-if: the runtime supplies it from NVRTC's folder, and with the runtime the compile works. */
 	run = inspect(env, "--policy=fallback '%s'", w.nvrtc);
 	ck_assert_msg(run.status == 0, "%d: %.3000s", run.status, run.output);
@@ -1191,6 +1200,24 @@ START_TEST(test_a_missing_required_run_time_dependent_is_a_miss)
 	const char *preloaded[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", "NVINTERPOSE_PATH=", standin_preload(), NULL };
 	real = compile_with(preloaded, w.nvrtc);
 	ck_assert_msg(test_contains(real.output, "42"), "%s", real.output);
+}
+END_TEST
+
+/* The loader's view names what the runtime would supply from NVINTERPOSE_PATH, with the what-if's
+   trust rule: a folder others can write is skipped, and nothing is named. */
+START_TEST(test_default_view_names_what_nvinterpose_path_would_supply_when_trusted)
+{
+	struct cu13_wheel w = make_cu13_wheel();
+	char *extra = test_format("%s/extra", w.root);
+	char *builtins = builtins_in(extra, 42);
+	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", test_format("NVINTERPOSE_PATH=%s", extra), NULL };
+	struct test_run run = inspect(env, "'%s'", w.nvrtc);
+	ck_assert_msg(run.status == 1 && test_contains(run.output, test_format("note: under the default policy the runtime would supply libnvrtc-builtins.so.77.0 for %s "
+									    "from %s (nvinterpose_path); --policy=fallback shows it\n",
+									    w.nvrtc, builtins)), "%d: %.3000s", run.status, run.output);
+	ck_assert_int_eq(chmod(extra, 0777), 0);
+	run = inspect(env, "'%s'", w.nvrtc);
+	ck_assert_msg(run.status == 1 && !test_contains(run.output, "would supply"), "%d: %.3000s", run.status, run.output);
 }
 END_TEST
 
@@ -1395,7 +1422,8 @@ static const char schema_check[] =
 	"entry_maybe = {'required', 'hwcaps', 'error', 'looked', 'passed_over', 'action', 'instead_of', 'not_followed'}\n"
 	"kinds = set()\n"
 	"for f in d['files']:\n"
-	"    same('file', f, ['file', 'error', 'elf', 'family', 'origin', 'root', 'objects', 'missing', 'optional_missing', 'cut', 'actions', 'warnings', 'notes'])\n"
+	"    same('file', f, ['file', 'error', 'elf', 'family', 'origin', 'root', 'objects', 'missing', "
+	"          'optional_missing', 'cut', 'actions', 'would_supply', 'warnings', 'notes'])\n"
 	"    objects = f['objects']\n"
 	"    for i, o in enumerate(objects):\n"
 	"        same('object', o, ['id', 'path', 'soname', 'family', 'origin', 'kind', 'loaded_by', 'depth', 'system', 'needed', 'runtime'])\n"
@@ -1411,6 +1439,8 @@ static const char schema_check[] =
 	"    for a in f['actions']:\n"
 	"        same('action', a, ['name', 'needed_by', 'action', 'path', 'how', 'instead_of', 'run_time'])\n"
 	"        assert 0 <= a['needed_by'] < len(objects), a\n"
+	"    for s in f['would_supply']:\n"
+	"        same('would_supply', s, ['name', 'for', 'path', 'how', 'run_time'])\n"
 	"    for w in f['warnings']:\n"
 	"        same('warning', w, ['kind', 'library', 'dependency', 'got', 'own', 'how', 'run_time', 'text'])\n"
 	"        kinds.add('warning ' + w['kind'])\n"
@@ -1811,6 +1841,29 @@ START_TEST(test_what_if_applies_the_trust_rule_for_the_user_of_the_process)
 }
 END_TEST
 
+/* One inspector for every glibc the runtime loads on (the wheel carries it): no symbol version above
+   GLIBC_2.17, its start and the loader functions at the machine's first version (libdl's before
+   2.34), constructors run once, and libelf and libz linked in where their archives were found. */
+START_TEST(test_inspector_binds_no_glibc_version_above_2_17)
+{
+	const char *inspector = test_setting("NVI_INSPECT");
+	const char *highest[] = { "/bin/sh", "-c", test_format("objdump -T '%s' | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -n 1", inspector), NULL };
+	static const char *const no_env[] = { NULL };
+	struct test_run run = test_run(highest, no_env, 60);
+	ck_assert_msg(test_contains(run.output, "GLIBC_2.") && strverscmp(run.output, "GLIBC_2.17\n") <= 0, "highest: %s", run.output);
+	const char *base[] = { "/bin/sh", "-c",
+			       test_format("objdump -T '%s' | grep -wE '__libc_start_main|dlopen|dlerror|dlclose' | grep -o 'GLIBC_[0-9.]*' | sort -u", inspector),
+			       NULL };
+	run = test_run(base, no_env, 60);
+	ck_assert_str_eq(run.output, test_format("%s\n", test_setting("NVI_GLIBC_BASE")));
+	if (strcmp(test_setting("NVI_LIBELF_STATIC"), "yes") == 0) {
+		const char *needed[] = { "/bin/sh", "-c", test_format("objdump -p '%s' | grep NEEDED | grep -E 'libelf|libz'", inspector), NULL };
+		run = test_run(needed, no_env, 60);
+		ck_assert_msg(run.status != 0 && !run.output[0], "libelf and libz are linked in: %s", run.output);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *suite = suite_create("inspect");
@@ -1853,6 +1906,7 @@ int main(void)
 	tcase_add_test(tc, test_json_run_errors_are_documents);
 	tcase_add_test(tc, test_messages_show_control_characters_escaped);
 	tcase_add_test(tc, test_a_missing_required_run_time_dependent_is_a_miss);
+	tcase_add_test(tc, test_default_view_names_what_nvinterpose_path_would_supply_when_trusted);
 	tcase_add_test(tc, test_a_run_time_dependent_found_elsewhere_is_a_mixed_origin);
 	tcase_add_test(tc, test_a_missing_optional_run_time_dependent_is_shown_and_not_a_miss);
 	tcase_add_test(tc, test_system_libraries_are_folded_unless_all);
@@ -1870,6 +1924,7 @@ int main(void)
 	tcase_add_test(tc, test_text_grows_with_the_objects_not_with_the_depth);
 	tcase_add_test(tc, test_a_cut_tree_says_so_and_exits_3);
 	tcase_add_test(tc, test_a_ring_of_10000_files_each_10000_deep_is_bounded);
+	tcase_add_test(tc, test_inspector_binds_no_glibc_version_above_2_17);
 	if (geteuid() == 0) /* it hands the sibling to another user */
 		tcase_add_test(tc, test_what_if_applies_the_trust_rule_for_the_user_of_the_process);
 	else

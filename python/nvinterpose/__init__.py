@@ -10,11 +10,15 @@ then talks to it.
     import nvinterpose
     nvinterpose.origins()                # [("nvrtc", "/venv/.../nvidia/cu13/lib"), ...]
     nvinterpose.family_origin("nvrtc")   # the first folder NVRTC was loaded from
+    nvinterpose.families()               # ["cudart", "nvrtc", "nvrtc-builtins", ...]
     nvinterpose.register_folder("nvrtc", "/opt/nvrtc/lib")
     nvinterpose.rescan()                 # the attach scan again
     nvinterpose.patches()                # what attaching patched (Linux)
+    nvinterpose.report()                 # what the exit report knows, as data
 
-Errors from the runtime raise OSError with the errno's message. `python -m nvinterpose run --
+A family the runtime does not know raises ValueError naming the argument and the families; a
+family not loaded yet, LookupError; a folder that is not absolute, ValueError; one that does not
+exist, FileNotFoundError or NotADirectoryError; other errors from the runtime, OSError. `python -m nvinterpose run --
 python app.py` runs a command with the runtime preloaded (see `python -m nvinterpose --help`).
 """
 
@@ -30,11 +34,15 @@ from ._version import __version__
 __all__ = [
     "__version__",
     "Patch",
+    "Report",
+    "ReportEntry",
+    "families",
     "family_origin",
     "library_path",
     "origins",
     "patches",
     "register_folder",
+    "report",
     "rescan",
     "runtime_path",
     "version",
@@ -72,6 +80,49 @@ class _Patch(ctypes.Structure):
     ]
 
 
+class _ReportTotals(ctypes.Structure):
+    _fields_ = [
+        ("origins", ctypes.c_longlong),
+        ("supplied", ctypes.c_longlong),
+        ("misses", ctypes.c_longlong),
+        ("mixed_origins", ctypes.c_longlong),
+        ("left_out", ctypes.c_longlong),
+        ("kept", ctypes.c_int),
+    ]
+
+
+class _ReportEntry(ctypes.Structure):
+    _fields_ = [
+        ("kind", ctypes.c_char_p),
+        ("name", ctypes.c_char_p),
+        ("family", ctypes.c_char_p),
+        ("event", ctypes.c_char_p),
+        ("asker", ctypes.c_char_p),
+        ("path", ctypes.c_char_p),
+        ("reason", ctypes.c_char_p),
+        ("own", ctypes.c_char_p),
+        ("places", ctypes.c_char_p),
+        ("place_count", ctypes.c_int),
+        ("times", ctypes.c_longlong),
+        ("warning", ctypes.c_int),
+    ]
+
+
+Report = collections.namedtuple("Report", "totals kept left_out origins supplied misses mixed_origins")
+Report.__doc__ = """What the exit report knows (nvi_report). totals: a dict of the figures ("origins",
+"supplied", "misses", "mixed_origins"), None from a runtime older than the call; kept: whether the
+lines are kept (NVINTERPOSE_REPORT set, to a pid or to "keep"), else the four lists are empty;
+left_out: the lines the report's bounded store had no room for (the lists are cut); origins,
+supplied, misses, mixed_origins: lists of ReportEntry, in the order they happened."""
+
+ReportEntry = collections.namedtuple("ReportEntry", "kind name family event asker path reason own places place_count times warning")
+ReportEntry.__doc__ = """One line of the report (struct nvi_report_entry): kind "origin", "supplied",
+"miss" or "mixed-origin"; name the library's; family; event as the event log names it; asker the
+object that asked (None when unknown); path the folder (origin), the copy (supplied) or the object
+loaded (mixed-origin); reason; own the asker's own copy (mixed-origin); places a miss's places
+looked in, ["FOLDER (STEP)", ...], as many as its line holds, place_count how many in all; times
+how many times a miss happened; warning whether it was said at warning level."""
+
 Patch = collections.namedtuple("Patch", "object symbol place state target count error")
 Patch.__doc__ = """What attaching changed for one object, function and place (nvi_list_patches):
 object is the object's path ("" for the main program); symbol "dlopen" or "dlmopen"; place "got"
@@ -98,7 +149,9 @@ def _runtime_in_process():
 
 
 def _attach():
+    global _found_in_process
     runtime = _runtime_in_process()
+    _found_in_process = runtime is not None
     if runtime is None:
         # Loading it attaches it; a copy attached from elsewhere (RTLD_LOCAL, so not found above)
         # is found by the runtime itself, which then forwards every call to that one.
@@ -114,20 +167,41 @@ def _attach():
     runtime.nvi_rescan.restype = ctypes.c_int
     runtime.nvi_rescan.argtypes = []
     try:
+        runtime.nvi_list_families.restype = ctypes.c_int
+        runtime.nvi_list_families.argtypes = [ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t]
+    except AttributeError:  # a runtime older than the list of families
+        pass
+    try:
         runtime.nvi_list_patches.restype = ctypes.c_int
         runtime.nvi_list_patches.argtypes = [ctypes.POINTER(_Patch), ctypes.c_size_t]
     except AttributeError:  # a runtime older than the patcher
         pass
+    try:
+        runtime.nvi_report.restype = ctypes.c_int
+        runtime.nvi_report.argtypes = [ctypes.POINTER(_ReportTotals), ctypes.POINTER(_ReportEntry), ctypes.c_size_t]
+    except AttributeError:  # a runtime older than the report's call
+        pass
     return runtime
 
 
+_found_in_process = False  # the process had the runtime before the import (preloaded, linked)
 _runtime = _attach()
 
 
-def _checked(result):
+def _checked(result, filename=None):
     if result < 0:
-        raise OSError(-result, os.strerror(-result))
+        code = -result
+        error = {errno.ENOENT: FileNotFoundError, errno.ENOTDIR: NotADirectoryError}.get(code, OSError) if filename else OSError
+        raise error(code, os.strerror(code), filename) if filename else error(code, os.strerror(code))
     return result
+
+
+def _check_family(function, family):
+    """ValueError naming the argument when the runtime does not know family (its EINVAL)."""
+    known = families()
+    if family not in known:
+        raise ValueError("%s(): family %r is not one the runtime knows (a family names a library: 'nvrtc' for libnvrtc.so.N"
+                         " and nvrtc64_*.dll); the families: %s" % (function, family, ", ".join(known)))
 
 
 def _text(value):
@@ -162,26 +236,50 @@ def runtime_path():
     return os.path.abspath(os.fsdecode(info.fname))
 
 
+def families():
+    """The families the runtime knows ("cudart", "nvrtc", "nvrtc-builtins", "cublas", ...), the
+    names the other functions take, in the order of its table."""
+    try:
+        list_families = _runtime.nvi_list_families
+    except AttributeError:  # a runtime older than the list of families
+        raise OSError(errno.ENOSYS, "the runtime serving the process (%s) cannot list its families" % version())
+    capacity = 128
+    while True:
+        buffer = (ctypes.c_char_p * capacity)()
+        total = _checked(list_families(buffer, capacity))
+        if total <= capacity:
+            return [name.decode() for name in buffer[:total]]
+        capacity = total
+
+
 def origins(family=None):
     """Every registered origin as (family, folder), in the order first seen; of one family when
-    family is given (OSError EINVAL for a family the runtime does not know)."""
+    family is given (ValueError for a family the runtime does not know)."""
     name = None if family is None else family.encode()
     capacity = 64
     while True:
         buffer = (_Origin * capacity)()
-        total = _checked(_runtime.nvi_list_origins(name, buffer, capacity))
+        result = _runtime.nvi_list_origins(name, buffer, capacity)
+        if result == -errno.EINVAL:
+            _check_family("origins", family)
+        total = _checked(result)
         if total <= capacity:
             return [(entry.family.decode(), _text(entry.folder)) for entry in buffer[:total]]
         capacity = total + 16
 
 
 def family_origin(family):
-    """The first folder a family ("nvrtc", "cublasLt", ...) was loaded from; OSError ENOENT when
-    none was loaded nor registered yet."""
+    """The first folder a family ("nvrtc", "cublasLt", ...) was loaded from; LookupError when no
+    library of the family was loaded (nor a folder registered for it) yet, ValueError for a family
+    the runtime does not know."""
     size = 4096
     while True:
         buffer = ctypes.create_string_buffer(size)
         result = _runtime.nvi_family_origin(family.encode(), buffer, size)
+        if result == -errno.EINVAL:
+            _check_family("family_origin", family)
+        if result == -errno.ENOENT:
+            raise LookupError("family_origin(): no library of family %r was loaded (nor a folder registered for it) yet" % family)
         if result != -errno.ERANGE:
             _checked(result)
             return _text(buffer.value)
@@ -189,8 +287,14 @@ def family_origin(family):
 
 
 def register_folder(family, folder):
-    """Registers an absolute, existing folder as an origin of family."""
-    _checked(_runtime.nvi_register_folder(family.encode(), os.fsencode(folder)))
+    """Registers an absolute, existing folder as an origin of family. ValueError for a family the
+    runtime does not know or a folder that is not absolute; FileNotFoundError or
+    NotADirectoryError for one that is not a folder."""
+    result = _runtime.nvi_register_folder(family.encode(), os.fsencode(folder))
+    if result == -errno.EINVAL:
+        _check_family("register_folder", family)
+        raise ValueError("register_folder(): folder %r is not an absolute path" % (folder,))
+    _checked(result, folder)
 
 
 def rescan():
@@ -215,3 +319,28 @@ def patches():
                 for p in buffer[:total]
             ]
         capacity = total + 16
+
+
+def report():
+    """What the exit report knows, as a Report: the figures always, the lines when they are kept
+    (NVINTERPOSE_REPORT set, to a pid or to "keep", when the runtime started). A runtime older than
+    the call gives a Report with totals None and empty lists."""
+    try:
+        call = _runtime.nvi_report
+    except AttributeError:  # a runtime older than the report's call
+        return Report(None, False, 0, [], [], [], [])
+    capacity = 64
+    while True:
+        totals, buffer = _ReportTotals(), (_ReportEntry * capacity)()
+        total = _checked(call(ctypes.byref(totals), buffer, capacity))
+        if total <= capacity:
+            break
+        capacity = total + 16
+    lists = {"origin": [], "supplied": [], "miss": [], "mixed-origin": []}
+    for e in buffer[:total]:
+        places = [] if e.places is None else [_text(place) for place in e.places.split(b"\n") if place]
+        entry = ReportEntry(e.kind.decode(), _text(e.name), _text(e.family), _text(e.event), _text(e.asker), _text(e.path),
+                            _text(e.reason), _text(e.own), places, e.place_count, e.times, bool(e.warning))
+        lists[entry.kind].append(entry)
+    figures = {"origins": totals.origins, "supplied": totals.supplied, "misses": totals.misses, "mixed_origins": totals.mixed_origins}
+    return Report(figures, bool(totals.kept), totals.left_out, lists["origin"], lists["supplied"], lists["miss"], lists["mixed-origin"])

@@ -15,12 +15,10 @@ static bool is_nvidia(int family) { return family >= 0 && !libnames_is_driver(fa
 char *mixed_origin_installation(const char *folder)
 {
 	char root[PATH_MAX];
-	if (search_wheel_root(folder, root, sizeof(root), NULL)) {
-		char *real = realpath(root, NULL);
-		return real ? real : strdup(root);
-	}
-	char *real = realpath(folder, NULL);
-	return real ? real : strdup(folder);
+	if (!search_installation(folder, root, sizeof(root)))
+		return strdup(folder);
+	char *real = realpath(root, NULL);
+	return real ? real : strdup(root);
 }
 
 /* The installation of folder, worked out once a run (realpath walks every component). */

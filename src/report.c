@@ -128,9 +128,34 @@ static void count(enum kind kind, int pair, const char *format, ...)
 	drop_lock();
 }
 
-bool report_misses_wanted(bool driver)
+enum report_miss_weight report_miss_weight(enum policy_request request, const char *caller, int family, bool driver)
 {
-	return log_enabled(driver ? LOG_INFO : LOG_WARN) || log_events_enabled() || report_on();
+	if (driver)
+		return REPORT_MISS_QUIET;
+	if (request == POLICY_NEEDED)
+		return REPORT_MISS_REQUIRED; /* the loader fails the load without it */
+	int asker = caller ? libnames_match(libnames_basename(caller), NULL) : -1;
+	switch (libnames_need(asker, family)) {
+	case LIBNAME_NEED_REQUIRED: return REPORT_MISS_REQUIRED;
+	case LIBNAME_NEED_OPTIONAL: return REPORT_MISS_QUIET;
+	case LIBNAME_NEED_NONE: break;
+	}
+	return REPORT_MISS_ASKED;
+}
+
+static enum log_level miss_level(enum report_miss_weight weight)
+{
+	return weight == REPORT_MISS_REQUIRED ? LOG_ERROR : weight == REPORT_MISS_ASKED ? LOG_WARN : LOG_INFO;
+}
+
+bool report_misses_wanted(enum report_miss_weight weight)
+{
+	return log_enabled(miss_level(weight)) || log_events_enabled() || report_on();
+}
+
+bool report_askers_wanted(void)
+{
+	return log_enabled(LOG_INFO) || log_events_enabled() || report_on() || policy_watches_mixed_origins(config_get()->policy);
 }
 
 #define MISS_COUNTED (-1) /* reported before, or past the table: counted, nothing more */
@@ -172,15 +197,15 @@ bool report_miss_known(const char *name, const char *caller)
 
 bool report_mixed_origin_first(const char *name)
 {
-	bool first = true;
+	bool looked = false;
 	while (atomic_flag_test_and_set_explicit(&mixed_lock, memory_order_acquire))
 		;
-	for (size_t i = 0; i < mixed_count && first; i++)
-		first = strcmp(mixed_names[i], name) != 0;
-	if (first && mixed_count < MIXED_NAMES && strlen(name) <= MIXED_NAME_MAX)
+	for (size_t i = 0; i < mixed_count && !looked; i++)
+		looked = strcmp(mixed_names[i], name) == 0;
+	if (!looked && mixed_count < MIXED_NAMES && strlen(name) <= MIXED_NAME_MAX)
 		strcpy(mixed_names[mixed_count++], name);
 	atomic_flag_clear_explicit(&mixed_lock, memory_order_release);
-	return first;
+	return !looked;
 }
 
 static const char *family_name(int family) { return family >= 0 ? libnames[family].family : NULL; }
@@ -190,6 +215,7 @@ static const char *policy_name(void) { return config_policy_name(config_get()->p
 /* One outcome in the words of its three records: the log line, the event and the report's line. */
 struct record {
 	enum log_level level;
+	bool by_default; /* a warning said at every level (log_warning_by_default) */
 	struct log_event event;
 	enum kind kind;
 	int pair; /* a miss's pair, or -1 */
@@ -234,14 +260,16 @@ static void record_miss(const struct outcome *miss, struct record *record)
 	write_text(record->reason, sizeof(record->reason), miss->other ? "%s; another version is there: %s" : "%s",
 		 miss->answer->miss_reason, miss->other);
 	const char *caller = caller_or_unknown(miss);
-	record->level = miss->driver || miss->other ? LOG_INFO : LOG_WARN;
+	enum report_miss_weight weight = miss->other ? REPORT_MISS_QUIET : miss->weight;
+	record->level = miss_level(weight) == LOG_INFO ? LOG_INFO : LOG_WARN;
+	record->by_default = weight == REPORT_MISS_REQUIRED;
 	write_text(record->line, sizeof(record->line), "%s wanted by %s (%s): not found; looked in %s", miss->name, caller,
 		 record->reason, places[0] ? places : "no folder");
 	record->event = (struct log_event){ .event = "miss", .reason = record->reason, .looked = miss->looked,
 					    .looked_count = miss->looked_count };
 	record->kind = KIND_MISS;
-	write_text(record->counted, sizeof(record->counted), "miss %s wanted by %s (%s): looked in %zu places", miss->name, caller,
-		 record->reason, miss->looked_count);
+	write_text(record->counted, sizeof(record->counted), "miss %s wanted by %s (%s): looked in %s", miss->name, caller,
+		 record->reason, places[0] ? places : "no folder");
 }
 
 /* The event of a load: what was asked for, and for a bare name, which rule chose the copy. */
@@ -271,20 +299,25 @@ static void record_loaded(const struct outcome *loaded, struct record *record)
 
 static void record_mixed_origin(const struct outcome *mixed, struct record *record)
 {
+	char own[PLATFORM_PATH_TEXT + 64] = "";
+	if (mixed->own)
+		write_text(own, sizeof(own), "; its own installation holds %s%s", mixed->own,
+			   config_get()->policy == POLICY_COHERENT ? "" : " (the coherent policy takes that one when it is not loaded yet)");
 	record->level = LOG_WARN;
-	write_text(record->line, sizeof(record->line), "mixed origins: %s is already loaded from %s; %s would take %s", mixed->name,
-		 mixed->path, mixed->caller, mixed->own);
+	record->by_default = true;
+	write_text(record->line, sizeof(record->line), "mixed origins: %s gets %s from another installation: %s%s", mixed->caller,
+		 mixed->name, mixed->path, own);
 	record->event = (struct log_event){ .event = "mixed-origin", .path = mixed->path, .own = mixed->own,
-					    .reason = "first loaded wins: already loaded from another folder" };
+					    .reason = "from another installation than the caller's" };
 	record->kind = KIND_MIXED;
-	write_text(record->counted, sizeof(record->counted), "mixed origin %s: loaded from %s; %s would take %s", mixed->name,
-		 mixed->path, mixed->caller, mixed->own);
+	write_text(record->counted, sizeof(record->counted), "mixed origin %s for %s: from %s%s%s", mixed->name, mixed->caller,
+		 mixed->path, mixed->own ? "; its own installation holds " : "", mixed->own ? mixed->own : "");
 }
 
 void report_outcome(const struct outcome *outcome)
 {
 	int pair = outcome->kind == OUTCOME_MISSED ? note_miss(outcome->name, outcome->caller) : -1;
-	struct record *record = malloc(sizeof(*record));
+	struct record *record = calloc(1, sizeof(*record));
 	if (!record || (outcome->kind == OUTCOME_MISSED && pair < 0)) {
 		free(record);
 		return;
@@ -299,7 +332,10 @@ void report_outcome(const struct outcome *outcome)
 	record->event.family = family_name(outcome->family);
 	record->event.policy = policy_name();
 	count(record->kind, pair, "%s", record->counted);
-	log_message(record->level, "%s", record->line);
+	if (record->by_default)
+		log_warning_by_default("%s", record->line);
+	else
+		log_message(record->level, "%s", record->line);
 	log_event(&record->event);
 	free(record);
 }

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "carry_out.h"
 
+#include "loaded.h"
 #include "loader_facts.h"
 #include "log.h"
 #include "real.h"
@@ -20,12 +21,18 @@ void *carry_out_dlopen(const char *file, int mode)
 	return handle;
 }
 
+/* The reason of the register event of what the runtime loads: it names the asker too. */
+static const char loaded_for_asker[] = "loaded by the runtime for its caller";
+
 void *carry_out_load(const struct plan_load *load, int mode, const struct plan_request *request)
 {
+	loaded_note_asker(load->name, request->asker, loaded_for_asker);
 	if (load->answer.by_name_first) {
 		void *handle = carry_out_dlopen(load->name, mode);
-		if (handle)
-			return handle; /* the loader's ld.so.cache had it: its own answer */
+		if (handle) {
+			loaded_sync(); /* the loader's ld.so.cache had it, its own answer: registered now */
+			return handle;
+		}
 	}
 	/* glibc opens the file again by its path. It has no call that takes the descriptor the check
 	   read, and a /proc/self/fd path would become the library's name and its $ORIGIN. A copy that

@@ -52,12 +52,15 @@ static inline bool loaded_still_loaded(const struct loaded_object *object)
    not say that it cannot. */
 void loaded_note_relative_load(const char *path);
 
-/* The front passed a load of name, asked for by asker, to the loader: when its origin is
-   registered at a later sync, asker is its caller. */
-void loaded_note_asker(const char *name, const char *asker);
+/* The front passed a load of name, asked for by asker, to the loader, or the runtime loads it
+   for asker itself: when its origin is registered at a later sync, asker is its caller and how
+   (static text: "loaded by the runtime for its caller") the register event's reason; NULL: "seen
+   loaded". */
+void loaded_note_asker(const char *name, const char *asker, const char *how);
 
-/* The noted asker of an object with this soname or file name, into asker (and out of the notes). */
-bool loaded_take_asker(const char *soname, const char *base, char *asker, size_t size);
+/* The noted asker of an object with this soname or file name, into asker, and how it was loaded
+   (NULL unless noted) into *how (and out of the notes). */
+bool loaded_take_asker(const char *soname, const char *base, char *asker, size_t size, const char **how);
 
 /* The main program's path (/proc/self/exe), read once, for events that name it. */
 const char *loaded_program_path(void);

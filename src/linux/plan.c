@@ -19,6 +19,8 @@
 #define _GNU_SOURCE
 #include "plan.h"
 
+#include "origins.h"
+
 #include "config.h"
 #include "libnames.h"
 #include "loaded.h"
@@ -346,7 +348,7 @@ static void report_miss(const struct findings *findings, const struct policy_ans
 	char *other = finding->looked ? malloc(PATH_MAX) : NULL;
 	bool has_other = other && other_version(finding, request->family, request->name, other, PATH_MAX);
 	report_outcome(&(struct outcome){ .kind = OUTCOME_MISSED, .answer = answer, .name = request->name,
-					  .family = request->family, .driver = request->driver, .caller = request->asker,
+					  .family = request->family, .weight = request->weight, .caller = request->asker,
 					  .other = has_other ? other : NULL, .looked = finding->looked,
 					  .looked_count = finding->looked_count });
 	free(other);
@@ -452,7 +454,7 @@ bool plan_for_requester(const struct plan_request *request, struct plan_load *lo
 
 void plan_check_mixed_origin(const struct plan_request *request, const char *asker, const void *asker_code)
 {
-	char folder[PATH_MAX], loaded[PATH_MAX];
+	char loaded[PATH_MAX];
 	struct policy_question question = plan_question(request);
 	question.driver = libnames_is_driver(request->family);
 	if (!policy_decide(&question).check_mixed_origin || !report_mixed_origin_first(request->name))
@@ -460,18 +462,8 @@ void plan_check_mixed_origin(const struct plan_request *request, const char *ask
 	struct link_map *object = asker ? NULL : loader_facts_object_at(asker_code);
 	if (!asker)
 		asker = object && object->l_name && object->l_name[0] ? object->l_name : NULL;
-	if (!asker || libnames_match_linux(libnames_basename(asker), NULL) < 0 || !dst_origin_of(asker, folder, sizeof(folder)) ||
-	    !loaded_path_of_soname(request->name, loaded, sizeof(loaded)))
-		return;
-	struct finding *own = malloc(sizeof(*own));
-	if (!own)
-		return;
-	finding_init(own, NULL);
-	if (finding_walk_own(own, request->name, folder) && !platform_same_file(own->path, loaded))
-		report_outcome(&(struct outcome){ .kind = OUTCOME_MIXED_ORIGIN, .name = request->name, .family = request->family,
-						  .caller = asker, .path = loaded, .own = own->path });
-	finding_free(own);
-	free(own);
+	if (asker && loaded_path_of_soname(request->name, loaded, sizeof(loaded)))
+		origins_check_mixed(request->name, request->family, asker, loaded);
 }
 
 /* ---- DT_NEEDED ---- */
@@ -571,7 +563,8 @@ static struct plan_request need_request(const char *name, const char *parent)
 	if (request.family >= 0) {
 		request.driver = libnames_is_driver(request.family);
 		request.loaded = loaded_has_soname(name);
-		request.heard = report_misses_wanted(request.driver);
+		request.weight = report_miss_weight(POLICY_NEEDED, parent, request.family, request.driver);
+		request.heard = report_misses_wanted(request.weight);
 	}
 	return request;
 }

@@ -135,14 +135,14 @@ out:
 
 static enum route_action act_on_bare_name(const struct request *request, int mode, const void *caller, void **handle)
 {
+	struct link_map *object = loader_facts_object_at(caller);
 	struct plan_request asked = { .kind = POLICY_DLOPEN, .name = request->file, .family = request->family,
-				      .driver = request->driver, .heard = report_misses_wanted(request->driver) };
+				      .driver = request->driver, .caller = object, .asker = object_name(object) };
+	asked.weight = report_miss_weight(POLICY_DLOPEN, asked.asker, asked.family, asked.driver);
+	asked.heard = report_misses_wanted(asked.weight);
 	if (!plan_worth_making(&asked))
 		return ROUTE_PASS;
 	struct plan_load *load = malloc(sizeof(*load));
-	struct link_map *object = loader_facts_object_at(caller);
-	asked.caller = object;
-	asked.asker = object_name(object);
 	if (load && plan_bare_name(&asked, load) && (*handle = carry_out_load(load, mode, &asked))) {
 		free(load);
 		return ROUTE_HANDLED;
@@ -150,8 +150,8 @@ static enum route_action act_on_bare_name(const struct request *request, int mod
 	free(load);
 	/* The loader has the call. When it loads the library, its origin is registered at the next
 	   sync, with this caller. */
-	if (asked.heard)
-		loaded_note_asker(request->file, asked.asker);
+	if (report_askers_wanted())
+		loaded_note_asker(request->file, asked.asker, NULL);
 	return ROUTE_PASS;
 }
 
@@ -170,7 +170,7 @@ static void see_deep_binding(const struct request *request, const void *caller)
 			    request->file);
 	char folder[PATH_MAX];
 	if (!request->by_path)
-		loaded_note_asker(request->file, object_name(loader_facts_object_at(caller)));
+		loaded_note_asker(request->file, object_name(loader_facts_object_at(caller)), NULL);
 	else if (dynamic_file_is_loadable(request->file) && dst_origin_of(request->file, folder, sizeof(folder)))
 		register_path(request, folder, caller);
 }

@@ -27,7 +27,7 @@ enum registry_result origins_register(const struct origin_load *load)
 					       .policy = config_policy_name(config_get()->policy), .reason = load->reason });
 		report_origin(family_name, load->folder, load->name);
 		if (load->dependent && load->caller && report_mixed_origin_first(load->name))
-			origins_check_mixed(load->name, load->family, load->caller, load->path);
+			origins_check_mixed(load->name, load->family, load->caller, load->path, false);
 		break;
 	case REGISTRY_KNOWN:
 		break;
@@ -61,7 +61,7 @@ static bool folder_of(const char *path, char *folder)
 	return true;
 }
 
-void origins_check_mixed(const char *name, int family, const char *asker, const char *path)
+void origins_check_mixed(const char *name, int family, const char *asker, const char *path, bool already_loaded)
 {
 	const struct config *config = config_get();
 	int asker_family = libnames_match(libnames_basename(asker), NULL);
@@ -76,7 +76,7 @@ void origins_check_mixed(const char *name, int family, const char *asker, const 
 		struct search_request request = { .name = name, .caller_folder = own_folder, .caller_folder_only = true };
 		bool has_own = search_candidates(&request, take_first, own);
 		report_outcome(&(struct outcome){ .kind = OUTCOME_MIXED_ORIGIN, .name = name, .family = family, .caller = asker,
-						  .path = path, .own = has_own ? own : NULL });
+						  .path = path, .own = has_own ? own : NULL, .already_loaded = already_loaded });
 	}
 	free(folders);
 	errno = saved_errno;

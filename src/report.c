@@ -299,16 +299,23 @@ static void record_loaded(const struct outcome *loaded, struct record *record)
 
 static void record_mixed_origin(const struct outcome *mixed, struct record *record)
 {
-	char own[PLATFORM_PATH_TEXT + 64] = "";
-	if (mixed->own)
+	char own[PLATFORM_PATH_TEXT + 96] = "";
+	if (mixed->own && mixed->already_loaded)
+		write_text(own, sizeof(own), "; %s would take %s", mixed->caller, mixed->own);
+	else if (mixed->own)
 		write_text(own, sizeof(own), "; its own installation holds %s%s", mixed->own,
-			   config_get()->policy == POLICY_COHERENT ? "" : " (the coherent policy takes that one when it is not loaded yet)");
+			   config_get()->policy == POLICY_COHERENT ? "" : " (the coherent policy would take it)");
 	record->level = LOG_WARN;
 	record->by_default = true;
-	write_text(record->line, sizeof(record->line), "mixed origins: %s gets %s from another installation: %s%s", mixed->caller,
-		 mixed->name, mixed->path, own);
+	if (mixed->already_loaded)
+		write_text(record->line, sizeof(record->line), "mixed origins: %s is already loaded from %s%s%s", mixed->name, mixed->path,
+			   mixed->own ? "" : ", another installation than that of ", mixed->own ? own : mixed->caller);
+	else
+		write_text(record->line, sizeof(record->line), "mixed origins: %s gets %s from another installation: %s%s", mixed->caller,
+			   mixed->name, mixed->path, own);
 	record->event = (struct log_event){ .event = "mixed-origin", .path = mixed->path, .own = mixed->own,
-					    .reason = "from another installation than the caller's" };
+					    .reason = mixed->already_loaded ? "first loaded wins: already loaded from another folder"
+									    : "from another installation than the caller's" };
 	record->kind = KIND_MIXED;
 	write_text(record->counted, sizeof(record->counted), "mixed origin %s for %s: from %s%s%s", mixed->name, mixed->caller,
 		 mixed->path, mixed->own ? "; its own installation holds " : "", mixed->own ? mixed->own : "");

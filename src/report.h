@@ -34,7 +34,8 @@ struct outcome {
 	const char *caller;                 /* the object that asked, as events name it; NULL: unknown */
 	const char *caller_words;           /* the log line's words for the caller, when not caller */
 	const char *path;                   /* LOADED: the copy; MIXED_ORIGIN: the object loaded */
-	const char *own;                    /* MIXED_ORIGIN: the copy the asker's installation holds */
+	const char *own;                    /* MIXED_ORIGIN: the copy the asker's installation holds, or NULL */
+	bool already_loaded;                /* MIXED_ORIGIN: loaded before the asker asked (first loaded wins) */
 	/* MISSED. A shorter version of the name in a folder looked in (cuDNN asks for
 	   libcudnn_graph.so.9.19.0, then .so.9.19, then takes the .so.9 that is there). The caller is
 	   then probably probing, and the miss is said at info. */

@@ -30,7 +30,7 @@ void *carry_out_load(const struct plan_load *load, int mode, const struct plan_r
 	if (load->answer.by_name_first) {
 		void *handle = carry_out_dlopen(load->name, mode);
 		if (handle) {
-			loaded_sync(); /* the loader's ld.so.cache had it, its own answer: registered now */
+			loaded_sync(); /* the loader's ld.so.cache had it, its own answer: registered now, for the asker */
 			return handle;
 		}
 	}
@@ -48,6 +48,7 @@ void *carry_out_load(const struct plan_load *load, int mode, const struct plan_r
 	}
 	report_outcome(&(struct outcome){ .kind = OUTCOME_LOADED, .request = request->kind, .answer = &load->answer,
 					  .name = load->name, .family = load->family, .caller = request->asker, .path = load->path });
+	loaded_sync(); /* its origin registered now, for the asker */
 	return handle;
 }
 

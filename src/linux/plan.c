@@ -354,11 +354,22 @@ static void report_miss(const struct findings *findings, const struct policy_ans
 	free(other);
 }
 
+/* The loader keeps its choice, a copy at a known path: when that lies in another installation than
+   the NVIDIA asker's, a mixed origin, said before the loader takes it. */
+static void check_loaders_choice(const struct findings *findings, const struct policy_answer *answer)
+{
+	const struct plan_request *request = findings->request;
+	if (answer->reason == POLICY_BECAUSE_LOADER && findings->loader.loader == POLICY_LOADER_FINDS && findings->asker_folder &&
+	    request->asker && policy_watches_mixed_origins(findings->question.policy) && report_mixed_origin_first(request->name))
+		origins_check_mixed(request->name, request->family, request->asker, findings->loader.loader_path, false);
+}
+
 static const struct finding *findings_settle(struct findings *findings, struct policy_answer *answer)
 {
 	*answer = decide(findings);
 	if (answer->miss)
 		report_miss(findings, answer);
+	check_loaders_choice(findings, answer);
 	return taken_by(findings, answer);
 }
 
@@ -463,7 +474,7 @@ void plan_check_mixed_origin(const struct plan_request *request, const char *ask
 	if (!asker)
 		asker = object && object->l_name && object->l_name[0] ? object->l_name : NULL;
 	if (asker && loaded_path_of_soname(request->name, loaded, sizeof(loaded)))
-		origins_check_mixed(request->name, request->family, asker, loaded);
+		origins_check_mixed(request->name, request->family, asker, loaded, true);
 }
 
 /* ---- DT_NEEDED ---- */

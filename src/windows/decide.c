@@ -197,6 +197,6 @@ void decide_check_mixed_origin(const struct decision *decision, HMODULE loaded)
 	if (search_candidates(&places, consider_candidate, own) && !platform_same_file(own->copy_utf8, loaded_utf8))
 		report_outcome(&(struct outcome){ .kind = OUTCOME_MIXED_ORIGIN, .request = request->request, .name = request->name,
 						  .family = request->family, .caller = request->asker, .path = loaded_utf8,
-						  .own = own->copy_utf8 });
+						  .own = own->copy_utf8, .already_loaded = true });
 	free(own);
 }

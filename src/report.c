@@ -352,16 +352,86 @@ void report_origin(const char *family, const char *folder, const char *name)
 	count(KIND_ORIGIN, -1, "origin %s: %s (%s)", family, folder, name);
 }
 
+/* Where the report's lines go: stderr, or a block for the run's report file. */
+struct report_sink {
+	char *block; /* NULL: stderr */
+	size_t used, size;
+};
+
+static void emit(struct report_sink *sink, const char *format, ...) __attribute__((format(LOG_FORMAT, 2, 3)));
+static void emit(struct report_sink *sink, const char *format, ...)
+{
+	char line[1200];
+	va_list args;
+	va_start(args, format);
+	vsnprintf(line, sizeof(line), format, args);
+	va_end(args);
+	if (!sink->block) {
+		log_report("%s", line);
+		return;
+	}
+	/* Each line as stderr would show it (log_text_escape), and a line end. */
+	if (sink->used + 1 < sink->size) {
+		sink->used += log_text_escape(sink->block + sink->used, sink->size - sink->used - 1, line);
+		sink->block[sink->used++] = '\n';
+	}
+}
+
+/* This copy's report: the figures, then one line for each thing counted. Under the lock. */
+static void write_report(struct report_sink *sink, const struct log_summary *summary, const struct config *config)
+{
+	emit(sink, "process %ld%s%s%s, policy %s: %lld origins registered, %lld redirects, %lld misses, %lld mixed origins",
+	     platform_process_id(), front_name ? " (" : "", front_name ? front_name : "", front_name ? ")" : "",
+	     config_policy_name(config->policy), summary->origins, summary->redirects, summary->misses, summary->mixed_origins);
+	for (enum kind kind = 0; kind < KIND_COUNT; kind++)
+		for (size_t i = 0; i < line_count; i++)
+			if (line_kind[i] == kind && line_pair[i] >= 0 && pair_misses[line_pair[i]] > 1)
+				emit(sink, "%s (%lld times)", text + line_start[i], pair_misses[line_pair[i]]);
+			else if (line_kind[i] == kind)
+				emit(sink, "%s", text + line_start[i]);
+	if (lines_left_out)
+		emit(sink, "%zu more lines left out", lines_left_out);
+}
+
+/* The reports the run's other processes appended (at most this much is read). */
+#define REPORT_RUN_MAX (16u << 20)
+
+/* The number of processes whose reports run holds (their first lines), and, with print, each line
+   on stderr. A process with two copies of the runtime (the audit front's) is counted once. */
+static size_t run_reports(char *run, bool print)
+{
+	size_t processes = 0;
+	long last = 0;
+	for (char *line = run, *end; line && *line; line = end ? end + 1 : NULL) {
+		end = strchr(line, '\n');
+		if (end)
+			*end = '\0';
+		long pid;
+		if (sscanf(line, "process %ld", &pid) == 1 && pid != last) {
+			processes++;
+			last = pid;
+		}
+		if (print)
+			log_report("%s", line);
+		if (end)
+			*end = '\n';
+	}
+	return processes;
+}
+
 void report_at_exit(enum report_exit how)
 {
 	const struct config *config = config_get();
 	if (!report_on())
 		return;
 	bool reports = platform_reports_for(config->report_pid);
+	/* The run's other processes have ended, most of them: their reports are read before the lock. */
+	char *others = reports && config->report_file[0] ? platform_take_file(config->report_file, REPORT_RUN_MAX) : NULL;
 	if (how == REPORT_EXIT_TRY_LOCK ? !try_lock() : (take_lock(), false)) {
 		if (reports)
 			log_report("process %ld: no report: a thread that ended with the process held the report's lock",
 				   platform_process_id());
+		free(others);
 		return;
 	}
 	struct log_summary summary = { .report_pid = config->report_pid,
@@ -369,20 +439,25 @@ void report_at_exit(enum report_exit how)
 				       .redirects = counts[KIND_REDIRECT],
 				       .misses = counts[KIND_MISS],
 				       .mixed_origins = counts[KIND_MIXED] };
+	bool counted = summary.origins || summary.redirects || summary.misses || summary.mixed_origins;
 	if (reports) {
-		log_report("process %ld%s%s%s, policy %s: %lld origins registered, %lld redirects, %lld misses, %lld mixed origins",
-			   platform_process_id(), front_name ? " (" : "", front_name ? front_name : "", front_name ? ")" : "",
-			   config_policy_name(config->policy), summary.origins, summary.redirects, summary.misses, summary.mixed_origins);
-		for (enum kind kind = 0; kind < KIND_COUNT; kind++)
-			for (size_t i = 0; i < line_count; i++)
-				if (line_kind[i] == kind && line_pair[i] >= 0 && pair_misses[line_pair[i]] > 1)
-					log_report("%s (%lld times)", text + line_start[i], pair_misses[line_pair[i]]);
-				else if (line_kind[i] == kind)
-					log_report("%s", text + line_start[i]);
-		if (lines_left_out)
-			log_report("%zu more lines left out", lines_left_out);
+		size_t processes = others ? run_reports(others, false) : 0;
+		if (processes)
+			log_report("%zu processes reported", processes + 1);
+		write_report(&(struct report_sink){ 0 }, &summary, config);
+		if (others)
+			run_reports(others, true);
+	} else if (counted && config->report_file[0]) {
+		/* Another process of the run: its report goes to the run's file, whole in one append. */
+		struct report_sink block = { .size = REPORT_TEXT + 2 * REPORT_LINES * 80 + 4096 };
+		if ((block.block = malloc(block.size))) {
+			write_report(&block, &summary, config);
+			platform_append_line(config->report_file, block.block, block.used);
+			free(block.block);
+		}
 	}
 	drop_lock();
+	free(others);
 	log_event(&(struct log_event){ .event = "summary", .policy = config_policy_name(config->policy),
 				       .reason = "exit", .summary = &summary });
 }

@@ -342,9 +342,12 @@ START_TEST(test_repeated_misses_are_reported_once_and_counted)
 }
 END_TEST
 
-/* The children that inherit the setting print nothing; each writes its own summary, naming the
+/* The children that inherit the setting print nothing: each that counted something appends its
+   report to the run's file, which the process the setting names prints after its own (with how
+   many processes reported) and removes; every process writes its own summary event, naming the
    process the report is for. (bash, which ends with exit(); dash ends with _exit, which runs no
-   exit handler and so prints no report.) */
+   exit handler and so prints no report: nvinterpose-run --report prints the run's reports
+   itself.) */
 START_TEST(test_report_is_printed_once_for_the_process_it_names)
 {
 	if (access("/bin/bash", X_OK) != 0) {
@@ -352,12 +355,15 @@ START_TEST(test_report_is_printed_once_for_the_process_it_names)
 		return;
 	}
 	struct standin_wheel wheel = standin_nvrtc_wheel(1);
-	char *log = test_format("%s/events.jsonl", wheel.root);
-	const char *env[] = { standin_preload(), log_setting(log), NULL };
+	char *log = test_format("%s/events.jsonl", wheel.root), *tmp = test_tmpdir();
+	const char *env[] = { standin_preload(), log_setting(log), test_format("TMPDIR=%s", tmp), NULL };
 	char *probe = test_format("'%s' call '%s' nvrtc_like_compile", test_setting("NVI_PROBE"), wheel.nvrtc);
 	struct test_run run = shell(env, test_format("NVINTERPOSE_REPORT=$$ exec /bin/bash -c \"%s; %s; true\"", probe, probe));
 	ck_assert_uint_eq(test_count(run.output, "call nvrtc_like_compile: 42"), 2);
-	ck_assert_msg(test_count(run.output, "nvinterpose: report: process ") == 1, "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "nvinterpose: report: 3 processes reported\n") &&
+			      test_count(run.output, "nvinterpose: report: process ") == 3 &&
+			      test_count(run.output, ": 2 origins registered, 1 redirects, 0 misses, 0 mixed origins\n") == 2,
+		      "%s", run.output);
 	long pid = report_pid_in(run.output);
 	char **lines;
 	size_t count = test_event_lines(log, &lines), summaries = 0, own = 0;
@@ -369,6 +375,8 @@ START_TEST(test_report_is_printed_once_for_the_process_it_names)
 		own += atol(test_event_value(lines[i], "pid")) == pid;
 	}
 	ck_assert_msg(summaries == 3 && own == 1, "the shell and its two children: %zu summaries:\n%s", summaries, test_read_file(log));
+	char **left;
+	ck_assert_msg(test_regular_files(tmp, "nvinterpose-report-*", &left) == 0, "the run's file is removed: %s", left[0]);
 }
 END_TEST
 

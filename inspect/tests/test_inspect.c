@@ -1155,15 +1155,15 @@ START_TEST(test_a_missing_required_run_time_dependent_is_a_miss)
 {
 	struct cu13_wheel w = make_cu13_wheel();
 	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", "NVINTERPOSE_PATH=", NULL };
-	/* Nowhere: named by its family's pattern, every folder its dlopen would search listed. */
+	/* Nowhere: named as the file names it, every folder its dlopen would search listed. */
 	struct test_run run = inspect(env, "--json '%s'", w.nvrtc);
 	ck_assert_msg(run.status == 1, "%d: %.3000s", run.status, run.output);
-	ck_assert_msg(test_contains(run.output, "\"runtime\":[{\"name\":\"libnvrtc-builtins.so*\",\"path\":null,\"how\":\"not_found\",\"family\":\"nvrtc-builtins\",\"object\":null,\"required\":true,\"looked\":["),
+	ck_assert_msg(test_contains(run.output, "\"runtime\":[{\"name\":\"libnvrtc-builtins.so.77.0\",\"path\":null,\"how\":\"not_found\",\"family\":\"nvrtc-builtins\",\"object\":null,\"required\":true,\"looked\":["),
 		      "%.3000s", run.output);
-	ck_assert_msg(test_contains(run.output, "\"how\":\"default\",\"result\":\"no nvrtc-builtins file\""), "%.3000s", run.output);
+	ck_assert_msg(test_contains(run.output, "\"how\":\"default\",\"result\":\"absent\""), "%.3000s", run.output);
 	ck_assert_msg(test_json_document(run.output), "%.3000s", run.output);
 	run = inspect(env, "'%s'", w.nvrtc);
-	ck_assert_msg(run.status == 1 && test_contains(run.output, "libnvrtc-builtins.so* not found (nvrtc-builtins; run time, required)") &&
+	ck_assert_msg(run.status == 1 && test_contains(run.output, "libnvrtc-builtins.so.77.0 not found (nvrtc-builtins; run time, required)") &&
 		      test_contains(run.output, "1 dependency not found"), "%d: %.3000s", run.status, run.output);
 	/* Beside NVRTC it is still not found: NVRTC has no RUNPATH, and its dlopen does not search its
 	   own folder. The real loader agrees: the compile fails. */
@@ -1223,13 +1223,16 @@ END_TEST
 
 START_TEST(test_a_missing_optional_run_time_dependent_is_shown_and_not_a_miss)
 {
-	/* A cuDNN-like libcudnn.so.77 (RUNPATH $ORIGIN) whose graph library is beside it; the ops, cnn
-	   and adv libraries, which it loads only when they are used, are not. */
+	/* A cuDNN-like libcudnn.so.77 (RUNPATH $ORIGIN) that names its sub-libraries by their bases, as
+	   cuDNN 9 does, whose graph library is beside it; the ops, cnn and adv libraries, which it loads
+	   only when they are used, are not. */
 	char *root = test_tmpdir();
 	char *lib = test_format("%s/site-packages/nvidia/cudnn/lib", root);
 	test_mkdirs(lib);
 	char *cudnn = test_format("%s/libcudnn.so.77", lib);
-	test_build_library("value.c", cudnn, "libcudnn.so.77", "-Wl,--enable-new-dtags,-rpath,'$ORIGIN'");
+	test_build_library("value.c", cudnn, "libcudnn.so.77",
+			   "-Wl,--enable-new-dtags,-rpath,'$ORIGIN' "
+			   "-DCARRIES='\"libcudnn_graph.so\",\"libcudnn_ops.so\",\"libcudnn_cnn.so\",\"libcudnn_adv.so\"'");
 	char *graph = test_format("%s/libcudnn_graph.so.77", lib);
 	test_build_library("value.c", graph, "libcudnn_graph.so.77", "");
 	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", "NVINTERPOSE_PATH=", NULL };
@@ -1250,6 +1253,55 @@ START_TEST(test_a_missing_optional_run_time_dependent_is_shown_and_not_a_miss)
 	run = inspect(env, "'%s'", cudnn);
 	ck_assert_msg(run.status == 1 && test_contains(run.output, "libcudnn_graph.so* not found (cudnn_graph; run time, required)"), "%d: %s",
 		      run.status, run.output);
+}
+END_TEST
+
+/* A library's run-time dependents are those its own file names (its strings, as strings(1) shows
+   them), by the name it carries: a cuFFT-like library that names neither nvJitLink nor NVRTC has
+   none, whatever lies beside it (Debian's cuFFT 10 beside CUDA 13's libraries); one that names
+   libnvJitLink.so.77 asks for that, not for the .so.78 beside it; a cuBLASLt-like one that names
+   the unversioned libnvrtc.so (cuBLASLt 11) is shown asking for that. */
+START_TEST(test_run_time_dependents_are_those_the_file_names)
+{
+	char *lib = test_format("%s/site-packages/nvidia/cu13/lib", test_tmpdir());
+	test_mkdirs(lib);
+	char *cufft = test_format("%s/libcufft.so.77", lib), *cublaslt = test_format("%s/libcublasLt.so.77", lib);
+	test_build_library("value.c", test_format("%s/libnvJitLink.so.78", lib), "libnvJitLink.so.78", "-DVALUE_SYMBOL=nvjitlink_value");
+	test_build_library("value.c", test_format("%s/libnvrtc.so.77", lib), "libnvrtc.so.77", "-DVALUE_SYMBOL=nvrtc_value");
+	test_build_library("value.c", cufft, "libcufft.so.77", "-Wl,--enable-new-dtags,-rpath,'$ORIGIN'");
+	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", "NVINTERPOSE_PATH=", NULL };
+	struct test_run run = inspect(env, "--cache=none '%s'", cufft);
+	ck_assert_msg(run.status == 0 && !test_contains(run.output, "run time") && !test_contains(run.output, "mixed origins"), "%d: %s",
+		      run.status, run.output);
+	run = inspect(env, "--json --cache=none '%s'", cufft);
+	ck_assert_msg(test_contains(run.output, "\"runtime\":[]"), "%s", run.output);
+	test_build_library("value.c", cufft, "libcufft.so.77", "-Wl,--enable-new-dtags,-rpath,'$ORIGIN' -DCARRIES='\"libnvJitLink.so.77\"'");
+	run = inspect(env, "--cache=none '%s'", cufft);
+	ck_assert_msg(test_contains(run.output, "libnvJitLink.so.77 not found (nvJitLink; run time, optional)") &&
+		      !test_contains(run.output, "libnvJitLink.so.78") && !test_contains(run.output, "libnvrtc"), "%s", run.output);
+	test_build_library("value.c", cublaslt, "libcublasLt.so.77", "-Wl,--enable-new-dtags,-rpath,'$ORIGIN' -DCARRIES='\"libnvrtc.so\"'");
+	run = inspect(env, "--cache=none '%s'", cublaslt);
+	ck_assert_msg(test_contains(run.output, "libnvrtc.so not found (nvrtc; run time, optional)") && !test_contains(run.output, "libnvrtc.so.77"),
+		      "%s", run.output);
+}
+END_TEST
+
+/* Debian's cuFFT 10 (CUDA 11.8), where it is installed: it names neither NVRTC nor nvJitLink, so
+   the inspector lists no run-time dependent for it, and no CUDA 13 library (this machine's toolkit,
+   in ld.so.cache) mixes with it. */
+START_TEST(test_debian_cufft_10_has_no_run_time_dependent)
+{
+	const char *cufft = access("/usr/lib/x86_64-linux-gnu/libcufft.so.10", R_OK) == 0 ? "/usr/lib/x86_64-linux-gnu/libcufft.so.10"
+			    : access("/usr/lib/aarch64-linux-gnu/libcufft.so.10", R_OK) == 0 ? "/usr/lib/aarch64-linux-gnu/libcufft.so.10"
+											       : NULL;
+	if (!cufft) {
+		printf("skipped: Debian's libcufft10 (libcufft.so.10) is not installed\n");
+		return;
+	}
+	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", "NVINTERPOSE_PATH=", NULL };
+	struct test_run run = inspect(env, "'%s'", cufft);
+	ck_assert_msg(!test_contains(run.output, "run time") && !test_contains(run.output, "mixed origins") && !test_contains(run.output, ".so.13"),
+		      "%d: %s", run.status, run.output);
 }
 END_TEST
 
@@ -1544,6 +1596,25 @@ START_TEST(test_scan_hints_where_a_missing_dependency_lies)
 	run = inspect(env, "--scan --json --cache=none --python=/nonexistent/python3");
 	ck_assert_msg(test_contains(run.output, "\"python_problem\":\"/nonexistent/python3: No such file or directory\"") &&
 		      test_contains(run.output, test_format("{\"kind\":\"CUDA_HOME\",\"folder\":\"%s\"", e.toolkit)), "%.4000s", run.output);
+}
+END_TEST
+
+/* A hint never pairs libraries of different majors: a cuFFT-like library of the wheel asks for
+   libnvJitLink.so.79, of which no copy lies anywhere, while .so.77 copies do. */
+START_TEST(test_scan_hint_never_pairs_majors)
+{
+	if (!have_python3())
+		return;
+	struct environment e = make_environment();
+	test_build_library("value.c", test_format("%s/libcufft.so.79", e.wheel), "libcufft.so.79",
+			   "-Wl,--enable-new-dtags,-rpath,'$ORIGIN' -DCARRIES='\"libnvJitLink.so.79\"'");
+	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", test_format("PYTHONPATH=%s", e.venv), test_format("CUDA_HOME=%s/toolkit", e.root),
+			      "CUDA_PATH=", "CONDA_PREFIX=", "NVINTERPOSE_PATH=", NULL };
+	struct test_run run = inspect(env, "--scan --json --cache=none");
+	char *finding = strstr(run.output, test_format("\"library\":\"%s/libcufft.so.79\",\"dependency\":\"libnvJitLink.so.79\"", e.wheel));
+	ck_assert_msg(finding, "%.6000s", run.output);
+	char *hint = strstr(finding, "\"hint\":");
+	ck_assert_msg(hint && strncmp(hint, "\"hint\":\"no copy of nvJitLink in this environment", 48) == 0, "%.600s", finding);
 }
 END_TEST
 
@@ -1855,6 +1926,8 @@ int main(void)
 	tcase_add_test(tc, test_a_missing_required_run_time_dependent_is_a_miss);
 	tcase_add_test(tc, test_a_run_time_dependent_found_elsewhere_is_a_mixed_origin);
 	tcase_add_test(tc, test_a_missing_optional_run_time_dependent_is_shown_and_not_a_miss);
+	tcase_add_test(tc, test_run_time_dependents_are_those_the_file_names);
+	tcase_add_test(tc, test_debian_cufft_10_has_no_run_time_dependent);
 	tcase_add_test(tc, test_system_libraries_are_folded_unless_all);
 	tcase_add_test(tc, test_max_depth_limits_the_tree_shown_not_the_answer);
 	tcase_add_test(tc, test_usage_errors_have_one_shape);
@@ -1863,6 +1936,7 @@ int main(void)
 	tcase_add_test(tc, test_json_fields_are_the_documented_ones);
 	tcase_add_test(tc, test_scan_groups_every_copy_and_names_the_mixes);
 	tcase_add_test(tc, test_scan_hints_where_a_missing_dependency_lies);
+	tcase_add_test(tc, test_scan_hint_never_pairs_majors);
 	tcase_add_test(tc, test_scan_python_that_keeps_running_is_bounded);
 	tcase_add_test(tc, test_scan_text_shows_what_the_python_prints_escaped);
 	tcase_add_test(tc, test_scan_reads_the_copies_ld_so_cache_lists);

@@ -140,6 +140,10 @@ struct tree {
 	bool what_if;
 	enum policy policy;
 	size_t action_count;
+	/* What-if of a program (or a library the table does not know): the tree as under
+	   nvinterpose-run --audit, whose audit front answers the loader's searches for NVIDIA names
+	   (the program's own DT_NEEDED too), where the preloaded runtime helps none of them. */
+	bool audit_front;
 };
 
 void tree_free(struct tree *tree);

@@ -776,6 +776,38 @@ static struct wheel make_wheel(bool system)
 	return w;
 }
 
+/* A program linked against the wheel's cuSPARSE, whose nvJitLink lies in the sibling wheel folder:
+   the preloaded runtime helps no DT_NEEDED of a program, so the what-if is that of
+   nvinterpose-run --audit, whose audit front gives the loader the sibling's copy; the launcher
+   with --audit starts the program, as the what-if says. */
+START_TEST(test_what_if_of_a_program_is_the_audit_fronts)
+{
+	struct wheel w = make_wheel(false);
+	char *program = test_build_program("linked_main.c", w.root,
+					   test_format("-DNEEDED_SYMBOL=needer_value '%s' -Wl,-rpath-link,'%s/site-packages/nvidia/nvjitlink/lib' "
+						       "-Wl,--enable-new-dtags,-rpath,'%s'", w.cusparse, w.root, w.cusparse_folder));
+	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", "NVINTERPOSE_PATH=", NULL };
+	struct test_run run = inspect(env, "--policy=fallback '%s'", program);
+	if (!test_glibc_at_least(2, 34)) {
+		ck_assert_msg(test_contains(run.output, "answers nothing before glibc 2.34") &&
+				      test_contains(run.output, "the runtime would change nothing here"), "%s", run.output);
+		return;
+	}
+	ck_assert_msg(run.status == 0 && test_contains(run.output, "what-if, policy fallback, audit front (nvinterpose-run --audit): the runtime would\n") &&
+			      test_contains(run.output, test_format("  give the loader %s (wheel_sibling) for %s\n", w.nvjitlink, w.cusparse)) &&
+			      test_contains(run.output, "<- the audit front gives the loader it"),
+		      "%d: %s", run.status, run.output);
+	run = inspect(env, "--json --policy=fallback '%s'", program);
+	ck_assert_msg(test_contains(run.output, test_format("\"action\":\"audit-answer\",\"path\":\"%s\"", w.nvjitlink)), "%s", run.output);
+	/* Without the what-if the program is missing its nvJitLink, as the real loader finds. */
+	run = inspect(env, "'%s'", program);
+	ck_assert_msg(run.status == 1 && test_contains(run.output, "libnvJitLink.so.77 not found"), "%d: %s", run.status, run.output);
+	const char *argv[] = { "/bin/sh", "-c", test_format("exec '%s' --audit -- '%s'", test_setting("NVI_RUN"), program), NULL };
+	struct test_run real = test_run(argv, (const char *const[]){ NULL }, 60);
+	ck_assert_msg(real.status == 0 && test_contains(real.output, "started: "), "%d: %s", real.status, real.output);
+}
+END_TEST
+
 START_TEST(test_what_if_the_runtime_supplies_the_wheel_sibling)
 {
 	struct wheel w = make_wheel(false);
@@ -907,6 +939,31 @@ START_TEST(test_what_if_reads_the_origins_of_a_running_process)
 	ck_assert_msg(test_contains(run.output, test_format("{\"name\":\"libnvJitLink.so.77\",\"path\":\"%s\",\"how\":\"already_loaded\"", w.nvjitlink)),
 		      "%s", run.output);
 	ck_assert_msg(test_contains(run.output, test_format("\"pid\":%d", (int)pid)), "%s", run.output);
+}
+END_TEST
+
+/* A process that has another installation's nvJitLink loaded: the wheel's cuSPARSE would get it
+   (first loaded wins). Each policy's what-if says what that policy does: none takes the wheel's own
+   copy, so none is said to. */
+START_TEST(test_pid_what_if_says_first_loaded_wins_under_every_policy)
+{
+	struct wheel w = make_wheel(true);
+	const char *paths[] = { w.system_nvjitlink };
+	pid_t pid = start_loading_process(w.root, paths, 1);
+	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", "NVINTERPOSE_PATH=", NULL };
+	const char *policies[] = { "fallback", "coherent" };
+	struct test_run runs[2];
+	for (int i = 0; i < 2; i++)
+		runs[i] = inspect(env, "--policy=%s --pid %d '%s'", policies[i], (int)pid, w.cusparse);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_msg(test_contains(runs[i].output, test_format("gets libnvJitLink.so.77 from %s", w.system_nvjitlink)) &&
+				      test_contains(runs[i].output, "first loaded wins under every policy, coherent too") &&
+				      !test_contains(runs[i].output, "policy would take it") &&
+				      test_contains(runs[i].output, "the runtime would change nothing here"),
+			      "%s: %s", policies[i], runs[i].output);
+	}
 }
 END_TEST
 
@@ -1914,11 +1971,13 @@ int main(void)
 	tcase_add_test(tc, test_hostile_files_on_the_search_path_never_block);
 	tcase_add_test(tc, test_hostile_cache_files_are_read_or_refused);
 	tcase_add_test(tc, test_what_if_the_runtime_supplies_the_wheel_sibling);
+	tcase_add_test(tc, test_what_if_of_a_program_is_the_audit_fronts);
 	tcase_add_test(tc, test_what_if_skips_a_copy_cut_short_as_the_runtime_does);
 	tcase_add_test(tc, test_what_if_takes_wheel_siblings_in_byte_order);
 	tcase_add_test(tc, test_mixed_origins_get_a_warning_and_coherent_fixes_them);
 	tcase_add_test(tc, test_what_if_reads_the_origins_of_a_running_process);
 	tcase_add_test(tc, test_what_if_takes_a_processs_origins_in_the_order_it_loaded_them);
+	tcase_add_test(tc, test_pid_what_if_says_first_loaded_wins_under_every_policy);
 	tcase_add_test(tc, test_what_if_reads_a_process_of_another_mount_namespace_through_its_root);
 	tcase_add_test(tc, test_pid_of_an_exited_process_is_refused);
 	tcase_add_test(tc, test_json_run_errors_are_documents);

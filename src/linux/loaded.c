@@ -208,6 +208,14 @@ static int find_needer(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1; /* the first in load order: the loader maps dependencies breadth first */
 }
 
+bool loaded_mixed_origin_first(const struct loaded_object *object)
+{
+	/* The index's own storage, which it hands out read-only. */
+	struct loaded_object *own = (struct loaded_object *)object;
+	return !atomic_load_explicit(&own->mixed_origin_looked, memory_order_relaxed) &&
+	       !atomic_exchange_explicit(&own->mixed_origin_looked, true, memory_order_relaxed);
+}
+
 const char *loaded_program_path(void)
 {
 	static char path[PATH_MAX];

@@ -15,6 +15,7 @@ struct loaded_object {
 	int family;
 	char soname[LOADED_SONAME_MAX]; /* DT_SONAME, or "" when it has none */
 	const char *path;               /* the name the loader loaded it as (l_name), which may be relative */
+	_Atomic bool mixed_origin_looked; /* loaded_mixed_origin_first was asked */
 };
 
 void loaded_init(void);
@@ -61,6 +62,11 @@ void loaded_note_asker(const char *name, const char *asker, const char *how);
 /* The noted asker of an object with this soname or file name, into asker, and how it was loaded
    (NULL unless noted) into *how (and out of the notes). */
 bool loaded_take_asker(const char *soname, const char *base, char *asker, size_t size, const char **how);
+
+/* True the first time it is asked for object: a repeated load of it is looked at for a mixed
+   origin once (as report_mixed_origin_first does by name), so the hot path pays a load and a test
+   from then on. Lock-free and allocation-free. */
+bool loaded_mixed_origin_first(const struct loaded_object *object);
 
 /* The main program's path (/proc/self/exe), read once, for events that name it. */
 const char *loaded_program_path(void);

@@ -91,7 +91,7 @@ static bool answer_loaded(const char *file, bool by_path, const struct loaded_ob
 	if (!loaded)
 		return false;
 	last_answer = (struct last_answer){ object, by_path };
-	if (!by_path && policy_watches_mixed_origins(config_get()->policy))
+	if (!by_path && policy_watches_mixed_origins(config_get()->policy) && (!object || loaded_mixed_origin_first(object)))
 		check_mixed_origin(file, object ? object->family : family, caller);
 	*handle = loaded;
 	return true;

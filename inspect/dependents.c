@@ -147,9 +147,8 @@ struct run_time_walk {
 	const struct loader_process *process;
 	struct libname_match parent;
 	size_t count;
-	/* The names the file carries (carried_names.h), when they could be read. */
-	struct family_names carried;
-	bool carried_known;
+	/* The names the file carries (carried_names.h); NULL when they could not be read. */
+	const struct family_names *carried;
 };
 
 /* The name the file asks for family by, as it carries it: of its names of the family, the one
@@ -161,13 +160,13 @@ static const char *carried_name(const struct run_time_walk *walk, int family, bo
 	const char *best = NULL;
 	int best_fit = -1;
 	*named = false;
-	for (size_t i = 0; i < walk->carried.count; i++) {
-		if (walk->carried.families[i] != family)
+	for (size_t i = 0; i < walk->carried->count; i++) {
+		if (walk->carried->families[i] != family)
 			continue;
 		*named = true;
-		int fit = libnames_dependent_fit(&walk->parent, family, walk->carried.names[i]);
+		int fit = libnames_dependent_fit(&walk->parent, family, walk->carried->names[i]);
 		if (fit > best_fit) {
-			best = walk->carried.names[i];
+			best = walk->carried->names[i];
 			best_fit = fit;
 		}
 	}
@@ -192,7 +191,7 @@ static bool resolve_one_dependent(int family, bool required, void *arg)
 	/* A family the file names nowhere is not one it loads (Debian's cuFFT 10 names neither NVRTC nor
 	   nvJitLink, which the table lists for cuFFT 12). */
 	bool named = true;
-	const char *asked = walk->carried_known ? carried_name(walk, family, &named) : NULL;
+	const char *asked = walk->carried ? carried_name(walk, family, &named) : NULL;
 	if (!named)
 		return false;
 	struct dependency *dependency = &object->runtime[object->runtime_count++];
@@ -230,7 +229,6 @@ void resolve_run_time(const struct resolver *r, struct tree *tree, struct object
 	libnames_foreach_dependent(list, count_dependent, &walk.count);
 	if (!(object->runtime = calloc(walk.count, sizeof(*object->runtime))))
 		return;
-	walk.carried_known = carried_names_read(object->path, &walk.carried);
+	walk.carried = carried_names_of(r->probe, object->path, object->family);
 	libnames_foreach_dependent(list, resolve_one_dependent, &walk);
-	family_names_free(&walk.carried);
 }

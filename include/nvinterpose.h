@@ -76,6 +76,42 @@ struct nvi_patch {
    nvi_rescan); returns how many there are in all (which may exceed capacity). */
 NVI_EXPORT int nvi_list_patches(struct nvi_patch *patches, size_t capacity);
 
+/* What the exit report knows (docs/event-log.md, "The exit report"): its figures, always counted,
+   and its lines, kept while a report is asked for (NVINTERPOSE_REPORT) in a bounded store. */
+struct nvi_report_totals {
+	long long origins;       /* folders registered */
+	long long supplied;      /* copies the runtime loaded, or gave the loader the path of */
+	long long misses;        /* names nobody could supply, every time */
+	long long mixed_origins; /* loads that kept a copy from another installation than the asker's */
+	long long left_out;      /* lines the store had no room for: the list is cut */
+	int kept;                /* 1 when lines are kept (a report was asked for), 0 when only counted */
+};
+
+/* One line of the report. The strings stay valid until the process forks (a forked child starts
+   a report of its own); a field that does not apply is NULL. */
+struct nvi_report_entry {
+	const char *kind;   /* "origin", "supplied", "miss" or "mixed-origin" */
+	const char *name;   /* the library's name: as loaded (origin), as asked for (the others) */
+	const char *family; /* its family, NULL when the table has none */
+	const char *event;  /* the event the log file has for it: "register", "redirect", "coherent",
+			       "needed", "attach-load", "audit-answer", "miss", "mixed-origin" */
+	const char *asker;  /* supplied, miss, mixed-origin: the object that asked, NULL when unknown */
+	const char *path;   /* origin: the folder; supplied: the copy; mixed-origin: the object loaded */
+	const char *reason; /* supplied: the rule that chose the copy; miss: how it was asked for;
+			       mixed-origin: why the loaded copy stays */
+	const char *own;    /* mixed-origin: the copy the asker's installation holds */
+	const char *places; /* miss: the places looked in, "FOLDER (STEP)" one a line ("ld.so.cache"
+			       for the cache), as many as the line holds ("..." when cut) */
+	int place_count;    /* miss: how many places were looked in */
+	long long times;    /* miss: how many times it happened; 1 for the others */
+	int warning;        /* 1 when it was said at warning level (a miss of a driver library, or of a
+			       more exact version beside one that is there, is said at info) */
+};
+
+/* Fills *totals (when not NULL) and up to capacity lines, in the order they were counted;
+   returns how many lines are kept in all (which may exceed capacity). */
+NVI_EXPORT int nvi_report(struct nvi_report_totals *totals, struct nvi_report_entry *entries, size_t capacity);
+
 #ifdef __cplusplus
 }
 #endif

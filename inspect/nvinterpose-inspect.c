@@ -416,7 +416,7 @@ int main(int argc, char **argv)
 	struct file_probe probe;
 	struct ld_cache cache;
 	struct family_files family_files;
-	struct what_if what_if = { 0 };
+	struct what_if what_if = { 0 }, default_view = { 0 };
 	struct process_settings process = { 0 };
 	char message[4096], cache_problem[1024] = "";
 	bool cache_read = false;
@@ -468,8 +468,15 @@ int main(int argc, char **argv)
 	} else {
 		resolver.what_if = options.what_if ? &what_if : NULL;
 		context.what_if = resolver.what_if;
+		/* The loader's view names, for what it misses, what --policy=fallback would show supplied. */
+		struct options fallback = { .policy = POLICY_FALLBACK, .nvinterpose_path = options.nvinterpose_path };
+		const char *fallback_path;
+		if (!options.what_if && set_up_what_if(&fallback, &default_view, &probe, &host, &(struct process_settings){ 0 },
+						       &fallback_path, message, sizeof(message)) == 0)
+			resolver.default_view = &default_view;
 		status = inspect_files(argv + optind, argc - optind, options.format, &resolver, &context);
 	}
+	what_if_free(&default_view);
 	what_if_free(&what_if);
 	family_files_free(&family_files);
 	if (cache_read)

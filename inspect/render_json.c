@@ -253,6 +253,23 @@ static void runtime_actions(FILE *out, const struct tree *tree)
 	fputc_unlocked(']', out);
 }
 
+static void would_supply_array(FILE *out, const struct tree *tree)
+{
+	fputc_unlocked('[', out);
+	for (size_t i = 0; i < tree->would_supply_count; i++) {
+		const struct supply *s = &tree->would_supply[i];
+		bool first = true;
+		fputs_unlocked(i ? ",{" : "{", out);
+		render_json_string_member(out, &first, "name", s->name);
+		render_json_string_member(out, &first, "for", s->asker);
+		render_json_string_member(out, &first, "path", s->path);
+		render_json_string_member(out, &first, "how", how_name(s->how));
+		bool_member(out, &first, "run_time", s->run_time);
+		fputc_unlocked('}', out);
+	}
+	fputc_unlocked(']', out);
+}
+
 static void warnings_array(FILE *out, const struct tree *tree)
 {
 	fputc_unlocked('[', out);
@@ -356,6 +373,8 @@ static void render_json_file(struct render_context *context, const struct tree *
 	bool_member(out, &first, "cut", tree->cut);
 	render_json_member(out, &first, "actions");
 	runtime_actions(out, tree);
+	render_json_member(out, &first, "would_supply");
+	would_supply_array(out, tree);
 	render_json_member(out, &first, "warnings");
 	warnings_array(out, tree);
 	render_json_member(out, &first, "notes");

@@ -384,6 +384,16 @@ static void render_text_file(struct render_context *context, const struct tree *
 		render_text_safe(out, tree->notes[i]);
 		fputc('\n', out);
 	}
+	for (size_t i = 0; i < tree->would_supply_count; i++) {
+		const struct supply *s = &tree->would_supply[i];
+		fputs("note: under the default policy the runtime would supply ", out);
+		render_text_safe(out, s->name);
+		fputs(" for ", out);
+		render_text_safe(out, s->asker);
+		fputs(" from ", out);
+		render_text_safe(out, s->path);
+		fprintf(out, " (%s); --policy=fallback shows it\n", how_name(s->how));
+	}
 	for (size_t i = 0; i < tree->warning_count; i++) {
 		paint(context, YELLOW, "warning: ");
 		render_text_safe(out, tree->warnings[i].text);

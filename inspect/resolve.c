@@ -168,6 +168,36 @@ out:
 		*r->run_objects_left -= tree->object_count - before < *r->run_objects_left ? tree->object_count - before : *r->run_objects_left;
 }
 
+/* The loader alone misses something: the same file under the default policy's what-if, and each
+   dependency the runtime would load there, kept in tree->would_supply. */
+static void note_what_the_runtime_would_supply(const struct resolver *r, const char *file, struct tree *tree)
+{
+	struct resolver with_runtime = *r;
+	with_runtime.what_if = r->default_view;
+	with_runtime.run_objects_left = NULL;
+	struct tree other;
+	char message[256];
+	if (resolve_tree(&with_runtime, file, &other, message, sizeof(message)) != 0)
+		goto out;
+	for (size_t i = 0; i < other.object_count; i++) {
+		const struct object *o = other.objects[i];
+		for (size_t k = 0; k < object_entry_count(o); k++) {
+			const struct dependency *d = object_entry(o, k);
+			if (d->action != RUNTIME_PRELOAD || !(d->object || d->not_followed))
+				continue;
+			struct supply *grown = realloc(tree->would_supply, (tree->would_supply_count + 1) * sizeof(*grown));
+			if (!grown)
+				goto out;
+			tree->would_supply = grown;
+			grown[tree->would_supply_count++] = (struct supply){ .name = strdup(d->name), .asker = strdup(o->path),
+									     .path = strdup(d->object ? d->object->path : d->path),
+									     .how = d->how, .run_time = d->run_time };
+		}
+	}
+out:
+	tree_free(&other);
+}
+
 int resolve_tree(const struct resolver *r, const char *file, struct tree *tree, char *message, size_t size)
 {
 	memset(tree, 0, sizeof(*tree));
@@ -193,5 +223,7 @@ int resolve_tree(const struct resolver *r, const char *file, struct tree *tree, 
 	};
 	walk_tree(r, tree, &process);
 	loader_host_free_dirs(library_path, (size_t)library_count);
+	if (r->default_view && !r->what_if && (tree->missing || tree->optional_missing))
+		note_what_the_runtime_would_supply(r, file, tree);
 	return 0;
 }

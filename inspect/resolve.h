@@ -15,6 +15,9 @@ struct resolver {
 	const struct ld_cache *cache; /* NULL: none (absent, unreadable, or --cache none) */
 	const char *cache_path;
 	const struct what_if *what_if; /* NULL: the loader alone */
+	/* The loader alone: the what-if of the default policy, asked when a tree misses something, for
+	   what the runtime would supply (tree->would_supply); NULL: not asked. */
+	const struct what_if *default_view;
 	struct family_files *family_files; /* where run-time dependents are named from */
 	const struct family_names *known_names; /* more names to choose from (--scan: every copy found), or NULL */
 	size_t max_objects;            /* a tree's bound (0: none) */

@@ -239,6 +239,12 @@ void tree_free(struct tree *tree)
 		free(w->text);
 	}
 	free(tree->warnings);
+	for (size_t i = 0; i < tree->would_supply_count; i++) {
+		free(tree->would_supply[i].name);
+		free(tree->would_supply[i].asker);
+		free(tree->would_supply[i].path);
+	}
+	free(tree->would_supply);
 	loader_host_free_dirs(tree->notes, tree->note_count);
 	elf_facts_free(&tree->root_facts);
 	free(tree->file);

@@ -121,6 +121,16 @@ static inline struct dependency *object_entry(const struct object *object, size_
 	return i < object->needed_count ? &object->needed[i] : &object->runtime[i - object->needed_count];
 }
 
+/* Default view: a dependency the loader alone misses that the runtime would supply under the
+   default policy, as the what-if (--policy=fallback) finds it. */
+struct supply {
+	char *name;   /* the name asked for */
+	char *asker;  /* the object that asks for it */
+	char *path;   /* the copy the runtime would load */
+	enum how how; /* where the runtime finds it */
+	bool run_time;
+};
+
 struct tree {
 	char *file;             /* as given */
 	struct elf_facts root_facts;
@@ -144,6 +154,8 @@ struct tree {
 	   nvinterpose-run --audit, whose audit front answers the loader's searches for NVIDIA names
 	   (the program's own DT_NEEDED too), where the preloaded runtime helps none of them. */
 	bool audit_front;
+	struct supply *would_supply; /* default view only */
+	size_t would_supply_count;
 };
 
 void tree_free(struct tree *tree);

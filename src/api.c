@@ -4,6 +4,7 @@
 #include "front.h"
 #include "libnames.h"
 #include "registry.h"
+#include "report.h"
 
 #include <errno.h>
 #include <string.h>
@@ -89,4 +90,11 @@ int nvi_list_patches(struct nvi_patch *patches, size_t capacity)
 {
 	FORWARD(list_patches, patches, capacity);
 	return front_list_patches(patches, capacity);
+}
+
+int nvi_report(struct nvi_report_totals *totals, struct nvi_report_entry *entries, size_t capacity)
+{
+	FORWARD(report, totals, entries, capacity);
+	front_sync();
+	return report_list(totals, entries, capacity);
 }

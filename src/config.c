@@ -199,12 +199,15 @@ void config_read(struct config *config, const char *(*getenv_fn)(const char *nam
 	/* The process the report is for, named by whoever starts it. The launcher names its own pid,
 	   which the command keeps through exec, so the children that inherit the setting stay quiet. */
 	value = getenv_fn("NVINTERPOSE_REPORT");
-	if (value && value[0]) {
+	if (value && strcmp(value, "keep") == 0) {
+		/* Kept for nvi_report alone (the pytest plugin asks so): no process prints it. */
+		config->report_kept = true;
+	} else if (value && value[0]) {
 		char *end;
 		errno = 0;
 		long pid = strtol(value, &end, 10);
 		if (*end || pid <= 0 || errno || value[0] < '0' || value[0] > '9')
-			log_message(LOG_ERROR, "NVINTERPOSE_REPORT='%s' is not a process id; no report", value);
+			log_message(LOG_ERROR, "NVINTERPOSE_REPORT='%s' is not a process id nor keep; no report", value);
 		else
 			config->report_pid = pid;
 		if (config->report_pid &&

@@ -30,6 +30,7 @@ struct config {
 	/* The run's report file, where the other processes append their reports
 	   (platform_report_file); "" where there is none. */
 	char report_file[CONFIG_FOLDER_MAX];
+	bool report_kept;       /* NVINTERPOSE_REPORT=keep: the report kept for nvi_report, printed nowhere */
 	char log_file[CONFIG_FOLDER_MAX];
 	size_t path_count;
 	unsigned short path_offset[CONFIG_PATH_MAX_ENTRIES]; /* into path_text; see config_path */

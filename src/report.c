@@ -1,5 +1,6 @@
 /* The exit report: counts, and one line for each thing counted, kept while the report is on in a
-   bounded store (what does not fit is counted, and the report says how many lines it left out). */
+   bounded store (what does not fit is counted, and the report says how many lines it left out).
+   Each line is kept with the fields it was made from, which nvi_report hands out as data. */
 #include "report.h"
 
 #include "config.h"
@@ -27,6 +28,13 @@ static size_t text_used, line_count, lines_left_out;
 static size_t line_start[REPORT_LINES];
 static unsigned char line_kind[REPORT_LINES];
 static int line_pair[REPORT_LINES]; /* a miss line's pair, or -1 */
+static bool line_warning[REPORT_LINES];
+
+/* The fields kept after each line's text, in this order, each NUL-terminated; line_null says
+   which were NULL (kept as ""). */
+enum field { FIELD_NAME, FIELD_FAMILY, FIELD_EVENT, FIELD_ASKER, FIELD_PATH, FIELD_REASON, FIELD_OWN, FIELD_PLACES, FIELD_COUNT };
+static unsigned char line_null[REPORT_LINES];
+static size_t line_places[REPORT_LINES];
 
 /* The (name, caller's folder) pairs whose miss was reported, by a 64-bit hash of both (two pairs
    that share one are a chance far below anything else that can go wrong), with how many times
@@ -96,31 +104,47 @@ void report_init(void)
 		platform_after_fork_in_child(reset_in_child);
 }
 
-static bool report_on(void) { return config_get()->report_pid > 0; }
+/* A report was asked for: lines are kept, and misses list their places. */
+static bool report_on(void) { return config_get()->report_pid > 0 || config_get()->report_kept; }
 
 static const char *front_name;
 
 void report_name_front(const char *front) { front_name = front; }
 
-/* pair: the miss pair a line is for, or -1. */
-static void count(enum kind kind, int pair, const char *format, ...) __attribute__((format(LOG_FORMAT, 3, 4)));
-static void count(enum kind kind, int pair, const char *format, ...)
+/* What a report line holds besides its text. */
+struct line_fields {
+	const char *field[FIELD_COUNT];
+	size_t places; /* a miss: how many places were looked in */
+	bool warning;  /* said at warning level */
+};
+
+/* Counts one thing and keeps its line and fields, when the report is on and they fit. pair: the
+   miss pair a line is for, or -1. */
+static void count(enum kind kind, int pair, const struct line_fields *fields, const char *line)
 {
-	char line[1024];
-	va_list args;
-	va_start(args, format);
-	int n = vsnprintf(line, sizeof(line), format, args);
-	va_end(args);
-	size_t length = n < 0 ? 0 : (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1;
+	size_t length[FIELD_COUNT + 1], need = 0;
+	const char *part[FIELD_COUNT + 1] = { line };
+	for (int i = 0; i < FIELD_COUNT; i++)
+		part[i + 1] = fields->field[i] ? fields->field[i] : "";
+	for (int i = 0; i <= FIELD_COUNT; i++)
+		need += (length[i] = strlen(part[i])) + 1;
 	take_lock();
 	counts[kind]++;
 	if (report_on()) {
-		if (line_count < REPORT_LINES && text_used + length + 1 <= sizeof(text)) {
+		if (line_count < REPORT_LINES && text_used + need <= sizeof(text)) {
 			line_kind[line_count] = (unsigned char)kind;
 			line_pair[line_count] = pair;
+			line_warning[line_count] = fields->warning;
+			line_places[line_count] = fields->places;
+			line_null[line_count] = 0;
+			for (int i = 0; i < FIELD_COUNT; i++)
+				if (!fields->field[i])
+					line_null[line_count] |= (unsigned char)(1u << i);
 			line_start[line_count++] = text_used;
-			memcpy(text + text_used, line, length + 1);
-			text_used += length + 1;
+			for (int i = 0; i <= FIELD_COUNT; i++) {
+				memcpy(text + text_used, part[i], length[i] + 1);
+				text_used += length[i] + 1;
+			}
 		} else {
 			lines_left_out++;
 		}
@@ -157,6 +181,7 @@ bool report_askers_wanted(void)
 {
 	return log_enabled(LOG_INFO) || log_events_enabled() || report_on() || policy_watches_mixed_origins(config_get()->policy);
 }
+
 
 #define MISS_COUNTED (-1) /* reported before, or past the table: counted, nothing more */
 
@@ -197,15 +222,15 @@ bool report_miss_known(const char *name, const char *caller)
 
 bool report_mixed_origin_first(const char *name)
 {
-	bool looked = false;
+	bool first = true;
 	while (atomic_flag_test_and_set_explicit(&mixed_lock, memory_order_acquire))
 		;
-	for (size_t i = 0; i < mixed_count && !looked; i++)
-		looked = strcmp(mixed_names[i], name) == 0;
-	if (!looked && mixed_count < MIXED_NAMES && strlen(name) <= MIXED_NAME_MAX)
+	for (size_t i = 0; i < mixed_count && first; i++)
+		first = strcmp(mixed_names[i], name) != 0;
+	if (first && mixed_count < MIXED_NAMES && strlen(name) <= MIXED_NAME_MAX)
 		strcpy(mixed_names[mixed_count++], name);
 	atomic_flag_clear_explicit(&mixed_lock, memory_order_release);
-	return !looked;
+	return first;
 }
 
 static const char *family_name(int family) { return family >= 0 ? libnames[family].family : NULL; }
@@ -221,6 +246,8 @@ struct record {
 	int pair; /* a miss's pair, or -1 */
 	char line[1024], counted[1024];
 	char reason[PLATFORM_PATH_TEXT];
+	struct line_fields fields;
+	char places[700]; /* a miss: its places, one a line */
 };
 
 /* A line of a record, cut where it does not fit as the log cuts its lines. */
@@ -238,14 +265,14 @@ static const char *caller_or_unknown(const struct outcome *outcome)
 	return outcome->caller ? outcome->caller : "an unknown object";
 }
 
-/* The places, as many as one line holds; the event has them all. */
-static void list_places(const struct outcome *miss, char *places, size_t size)
+/* The places, as many as size holds, separated by separator; the event has them all. */
+static void list_places(const struct outcome *miss, const char *separator, char *places, size_t size)
 {
 	size_t used = 0;
 	places[0] = '\0';
 	for (size_t i = 0; i < miss->looked_count && used < size; i++) {
 		const struct log_looked *place = &miss->looked[i];
-		int n = snprintf(places + used, size - used, "%s%s (%s)", i ? ", " : "", place->folder ? place->folder : "ld.so.cache",
+		int n = snprintf(places + used, size - used, "%s%s (%s)", i ? separator : "", place->folder ? place->folder : "ld.so.cache",
 				 place->step);
 		used = n < 0 ? size : used + (size_t)n;
 	}
@@ -256,7 +283,8 @@ static void list_places(const struct outcome *miss, char *places, size_t size)
 static void record_miss(const struct outcome *miss, struct record *record)
 {
 	char places[700];
-	list_places(miss, places, sizeof(places));
+	list_places(miss, ", ", places, sizeof(places));
+	list_places(miss, "\n", record->places, sizeof(record->places));
 	write_text(record->reason, sizeof(record->reason), miss->other ? "%s; another version is there: %s" : "%s",
 		 miss->answer->miss_reason, miss->other);
 	const char *caller = caller_or_unknown(miss);
@@ -270,6 +298,8 @@ static void record_miss(const struct outcome *miss, struct record *record)
 	record->kind = KIND_MISS;
 	write_text(record->counted, sizeof(record->counted), "miss %s wanted by %s (%s): looked in %s", miss->name, caller,
 		 record->reason, places[0] ? places : "no folder");
+	record->fields = (struct line_fields){ .field[FIELD_REASON] = record->reason, .field[FIELD_PLACES] = record->places,
+					       .places = miss->looked_count, .warning = record->level == LOG_WARN };
 }
 
 /* The event of a load: what was asked for, and for a bare name, which rule chose the copy. */
@@ -295,6 +325,7 @@ static void record_loaded(const struct outcome *loaded, struct record *record)
 	record->kind = KIND_REDIRECT;
 	write_text(record->counted, sizeof(record->counted), "%s %s for %s: %s", event, loaded->name, caller_or_unknown(loaded),
 		 loaded->path);
+	record->fields = (struct line_fields){ .field[FIELD_PATH] = loaded->path, .field[FIELD_REASON] = reason };
 }
 
 static void record_mixed_origin(const struct outcome *mixed, struct record *record)
@@ -319,6 +350,8 @@ static void record_mixed_origin(const struct outcome *mixed, struct record *reco
 	record->kind = KIND_MIXED;
 	write_text(record->counted, sizeof(record->counted), "mixed origin %s for %s: from %s%s%s", mixed->name, mixed->caller,
 		 mixed->path, mixed->own ? "; its own installation holds " : "", mixed->own ? mixed->own : "");
+	record->fields = (struct line_fields){ .field[FIELD_PATH] = mixed->path, .field[FIELD_REASON] = record->event.reason,
+					       .field[FIELD_OWN] = mixed->own, .warning = true };
 }
 
 void report_outcome(const struct outcome *outcome)
@@ -338,7 +371,11 @@ void report_outcome(const struct outcome *outcome)
 	record->event.caller = outcome->caller;
 	record->event.family = family_name(outcome->family);
 	record->event.policy = policy_name();
-	count(record->kind, pair, "%s", record->counted);
+	record->fields.field[FIELD_NAME] = outcome->name;
+	record->fields.field[FIELD_FAMILY] = record->event.family;
+	record->fields.field[FIELD_EVENT] = record->event.event;
+	record->fields.field[FIELD_ASKER] = outcome->caller;
+	count(record->kind, pair, &record->fields, record->counted);
 	if (record->by_default)
 		log_warning_by_default("%s", record->line);
 	else
@@ -349,7 +386,12 @@ void report_outcome(const struct outcome *outcome)
 
 void report_origin(const char *family, const char *folder, const char *name)
 {
-	count(KIND_ORIGIN, -1, "origin %s: %s (%s)", family, folder, name);
+	char line[1024];
+	write_text(line, sizeof(line), "origin %s: %s (%s)", family, folder, name);
+	count(KIND_ORIGIN, -1,
+	      &(struct line_fields){ .field[FIELD_NAME] = name, .field[FIELD_FAMILY] = family, .field[FIELD_EVENT] = "register",
+				     .field[FIELD_PATH] = folder },
+	      line);
 }
 
 /* Where the report's lines go: stderr, or a block for the run's report file. */
@@ -460,4 +502,31 @@ void report_at_exit(enum report_exit how)
 	free(others);
 	log_event(&(struct log_event){ .event = "summary", .policy = config_policy_name(config->policy),
 				       .reason = "exit", .summary = &summary });
+}
+static const char *const kind_names[KIND_COUNT] = { "origin", "supplied", "miss", "mixed-origin" };
+
+int report_list(struct nvi_report_totals *totals, struct nvi_report_entry *entries, size_t capacity)
+{
+	take_lock();
+	if (totals)
+		*totals = (struct nvi_report_totals){ .origins = counts[KIND_ORIGIN], .supplied = counts[KIND_REDIRECT],
+						      .misses = counts[KIND_MISS], .mixed_origins = counts[KIND_MIXED],
+						      .left_out = (long long)lines_left_out, .kept = report_on() };
+	for (size_t i = 0; entries && i < line_count && i < capacity; i++) {
+		const char *field[FIELD_COUNT], *at = text + line_start[i];
+		for (int f = 0; f < FIELD_COUNT; f++) {
+			at += strlen(at) + 1;
+			field[f] = line_null[i] & (1u << f) ? NULL : at;
+		}
+		int pair = line_pair[i];
+		entries[i] = (struct nvi_report_entry){ .kind = kind_names[line_kind[i]], .name = field[FIELD_NAME],
+							.family = field[FIELD_FAMILY], .event = field[FIELD_EVENT],
+							.asker = field[FIELD_ASKER], .path = field[FIELD_PATH],
+							.reason = field[FIELD_REASON], .own = field[FIELD_OWN],
+							.places = field[FIELD_PLACES], .place_count = (int)line_places[i],
+							.times = pair >= 0 ? pair_misses[pair] : 1, .warning = line_warning[i] };
+	}
+	int total = (int)line_count;
+	drop_lock();
+	return total;
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "log.h"
+#include "nvinterpose.h"
 #include "policy.h"
 
 #include <stdbool.h>
@@ -80,6 +81,11 @@ void report_at_exit(enum report_exit how);
 /* Names the front whose figures this copy of the runtime counts, for its report's first line
    ("process 4242 (audit front), ..."): a copy loaded as an audit library has data of its own. */
 void report_name_front(const char *front);
+
+/* nvi_report (include/nvinterpose.h): the figures, and up to capacity of the lines kept, in the
+   order they were counted; returns how many lines are kept in all. The strings point into the
+   store, which only grows until a fork. */
+int report_list(struct nvi_report_totals *totals, struct nvi_report_entry *entries, size_t capacity);
 
 /* A forked child starts its own figures. */
 void report_init(void);

@@ -9,6 +9,7 @@
      origins               nvi_list_origins of every family
      rescan                nvi_rescan
      patches               nvi_list_patches: one line an entry
+     report                nvi_report: the totals, then one line an entry (places joined by '|')
      bound                 the object the probe's own dlopen binding leads into
      dlsym NAME            the object dlsym(RTLD_DEFAULT, NAME) leads into
      use LIBRARY           the API calls after it go to this loaded library
@@ -232,6 +233,24 @@ int main(int argc, char **argv)
 				printf("patch: %s %s %s %s %d%s%s%s%s\n", list[k].object[0] ? list[k].object : "(main program)", list[k].symbol,
 				       list[k].place, list[k].state, list[k].count, list[k].target ? " " : "", list[k].target ? list[k].target : "",
 				       list[k].error ? " " : "", list[k].error ? strerror(list[k].error) : "");
+		} else if (strcmp(command, "report") == 0) {
+			struct nvi_report_totals totals;
+			struct nvi_report_entry list[64];
+			int (*report)(struct nvi_report_totals *, struct nvi_report_entry *, size_t) =
+				(int (*)(struct nvi_report_totals *, struct nvi_report_entry *, size_t))api("nvi_report");
+			int n = report(&totals, list, 64);
+			printf("report: %d lines, kept %d, left out %lld; %lld origins, %lld supplied, %lld misses, %lld mixed origins\n", n,
+			       totals.kept, totals.left_out, totals.origins, totals.supplied, totals.misses, totals.mixed_origins);
+			for (int k = 0; k < n && k < 64; k++) {
+				char places[4096] = "";
+				for (const char *p = list[k].places; p && *p && strlen(places) < sizeof(places) - 1; p++)
+					places[strlen(places)] = *p == '\n' ? '|' : *p;
+				printf("report %s: name=%s family=%s event=%s asker=%s path=%s reason=%s own=%s places=%s count=%d times=%lld warning=%d\n",
+				       list[k].kind, list[k].name, list[k].family ? list[k].family : "(null)", list[k].event,
+				       list[k].asker ? list[k].asker : "(null)", list[k].path ? list[k].path : "(null)",
+				       list[k].reason ? list[k].reason : "(null)", list[k].own ? list[k].own : "(null)",
+				       list[k].places ? places : "(null)", list[k].place_count, list[k].times, list[k].warning);
+			}
 		} else if (strcmp(command, "bound") == 0) {
 			Dl_info info;
 			void *target = dlopen_binding();

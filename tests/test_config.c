@@ -219,6 +219,16 @@ START_TEST(test_report_names_a_process)
 }
 END_TEST
 
+START_TEST(test_report_keep_keeps_it_for_no_process)
+{
+	struct config config;
+	const char *env[] = { "NVINTERPOSE_REPORT=keep", NULL };
+	ck_assert_str_eq(read_config(&config, env, false), "");
+	ck_assert_int_eq(config.report_pid, 0);
+	ck_assert(config.report_kept);
+}
+END_TEST
+
 static const char *const bad_reports[] = { "yes", "1x", "-5", "0", " 12", "+12", "99999999999999999999999" };
 
 START_TEST(test_report_that_is_no_process_id_is_refused)
@@ -227,7 +237,7 @@ START_TEST(test_report_that_is_no_process_id_is_refused)
 	const char *env[] = { test_format("NVINTERPOSE_REPORT=%s", bad_reports[_i]), NULL };
 	char *output = read_config(&config, env, false);
 	ck_assert_int_eq(config.report_pid, 0);
-	ck_assert_str_eq(output, test_format("nvinterpose: error: NVINTERPOSE_REPORT='%s' is not a process id; no report\n", bad_reports[_i]));
+	ck_assert_str_eq(output, test_format("nvinterpose: error: NVINTERPOSE_REPORT='%s' is not a process id nor keep; no report\n", bad_reports[_i]));
 }
 END_TEST
 
@@ -487,6 +497,7 @@ int main(void)
 	tcase_add_test(tc, test_disabled_runtime_reads_no_other_setting);
 	tcase_add_test(tc, test_log_file_is_kept);
 	tcase_add_test(tc, test_report_names_a_process);
+	tcase_add_test(tc, test_report_keep_keeps_it_for_no_process);
 	tcase_add_loop_test(tc, test_report_that_is_no_process_id_is_refused, 0, sizeof(bad_reports) / sizeof(bad_reports[0]));
 	tcase_add_test(tc, test_valid_path_entries_are_kept_in_order);
 	tcase_add_test(tc, test_missing_path_entry_is_dropped_with_a_message);

@@ -380,12 +380,56 @@ START_TEST(test_report_is_printed_once_for_the_process_it_names)
 }
 END_TEST
 
+/* nvi_report hands out what the report knows as data: with NVINTERPOSE_REPORT=keep the lines are
+   kept and no process prints them. A miss carries its places and how many times it happened. */
+START_TEST(test_report_api_gives_each_line_as_data_and_keep_prints_nothing)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(0);
+	const char *env[] = { standin_preload(), "NVINTERPOSE_REPORT=keep", NULL };
+	struct test_run run = test_probe(env, test_format("call %s nvrtc_like_compile call %s nvrtc_like_compile report", wheel.nvrtc, wheel.nvrtc));
+	ck_assert_msg(test_contains(run.output, "report: 2 lines, kept 1, left out 0; 1 origins, 0 supplied, 2 misses, 0 mixed origins\n"), "%s",
+		      run.output);
+	ck_assert_msg(test_contains(run.output, test_format("report origin: name=libnvrtc.so.77 family=nvrtc event=register asker=(null) path=%s "
+							    "reason=(null) own=(null) places=(null) count=0 times=1 warning=0\n",
+							    wheel.lib)),
+		      "%s", run.output);
+	char *miss = test_format("report miss: name=libnvrtc-builtins.so.77.1 family=nvrtc-builtins event=miss asker=%s path=(null) "
+				 "reason=dlopen by bare name own=(null) places=",
+				 wheel.nvrtc);
+	ck_assert_msg(test_contains(run.output, miss), "%s", run.output);
+	const char *places = strstr(run.output, miss) + strlen(miss);
+	ck_assert_msg(strncmp(places, test_format("%s (", wheel.lib), strlen(wheel.lib) + 2) == 0 || test_contains(places, test_format("|%s (", wheel.lib)),
+		      "NVRTC's own folder is among the places: %s", run.output);
+	int count = atoi(strstr(places, " count=") + strlen(" count="));
+	ck_assert_msg(count > 0 && test_count(places, "|") >= (size_t)count - 1, "%s", run.output);
+	ck_assert_msg(test_contains(places, " times=2 warning=1\n"), "%s", run.output);
+	ck_assert_msg(!test_contains(run.output, "nvinterpose: report:"), "keep prints no report: %s", run.output);
+}
+END_TEST
+
+START_TEST(test_report_api_supplied_line_and_counts_without_a_report)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	const char *keep[] = { standin_preload(), "NVINTERPOSE_REPORT=keep", NULL };
+	struct test_run run = test_probe(keep, test_format("call %s nvrtc_like_compile report", wheel.nvrtc));
+	ck_assert_msg(test_contains(run.output, test_format("report supplied: name=libnvrtc-builtins.so.77.1 family=nvrtc-builtins event=redirect asker=%s "
+							    "path=%s reason=",
+							    wheel.nvrtc, wheel.builtins)),
+		      "%s", run.output);
+	/* Not asked for: figures only (NVRTC and its builtins registered), as the summary event has them. */
+	const char *plain[] = { standin_preload(), NULL };
+	struct test_run counted = test_probe(plain, test_format("call %s nvrtc_like_compile report", wheel.nvrtc));
+	ck_assert_msg(test_contains(counted.output, "report: 0 lines, kept 0, left out 0; 2 origins, 1 supplied, 0 misses, 0 mixed origins\n"), "%s",
+		      counted.output);
+}
+END_TEST
+
 START_TEST(test_report_setting_that_is_no_pid_is_refused)
 {
 	struct standin_wheel wheel = standin_nvrtc_wheel(1);
 	const char *env[] = { standin_preload(), "NVINTERPOSE_REPORT=yes", NULL };
 	struct test_run run = test_probe(env, test_format("call %s nvrtc_like_compile", wheel.nvrtc));
-	ck_assert_msg(test_contains(run.output, "nvinterpose: error: NVINTERPOSE_REPORT='yes' is not a process id; no report"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "nvinterpose: error: NVINTERPOSE_REPORT='yes' is not a process id nor keep; no report"), "%s", run.output);
 	ck_assert_msg(!test_contains(run.output, "report:"), "%s", run.output);
 	(void)no_env;
 }
@@ -409,6 +453,8 @@ int main(void)
 	tcase_add_test(tc, test_repeated_misses_are_reported_once_and_counted);
 	tcase_add_test(tc, test_report_is_printed_once_for_the_process_it_names);
 	tcase_add_test(tc, test_report_setting_that_is_no_pid_is_refused);
+	tcase_add_test(tc, test_report_api_gives_each_line_as_data_and_keep_prints_nothing);
+	tcase_add_test(tc, test_report_api_supplied_line_and_counts_without_a_report);
 	suite_add_tcase(suite, tc);
 	return test_main(suite);
 }

@@ -5,6 +5,7 @@
    where no Python has meson-python, venv and pip. */
 #define _GNU_SOURCE
 #include "common.h"
+#include "nvinterpose.h"
 #include "standins.h"
 
 #include <dirent.h>
@@ -18,6 +19,9 @@ static const char *const no_env[] = { NULL };
 
 /* Made once in main, before the tests fork. */
 static char *python, *workspace, *wheel, *venv_python, *venv_runtime, *venv_run;
+/* The pytest plugin's venv: /usr/bin/python3's (Debian's pytest and pytest-xdist, through the
+   system site-packages) with the wheel installed; NULL, and why not, where that Python lacks them. */
+static char *pytest_python, *pytest_runtime, *pytest_missing;
 
 static struct test_run shell(const char *const *env, const char *command, int timeout)
 {
@@ -83,6 +87,19 @@ static void build_and_install(void)
 	struct test_run site = shell(no_env, test_format("'%s' -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])'", venv_python), 60);
 	site.output[strcspn(site.output, "\n")] = '\0';
 	venv_runtime = test_format("%s/nvinterpose/libnvinterpose.so.0", site.output);
+	struct test_run has = shell(no_env, "/usr/bin/python3 -c 'import pytest, xdist' 2>&1", 60);
+	if (has.status != 0) {
+		pytest_missing = test_format("/usr/bin/python3 lacks pytest or pytest-xdist (Debian: python3-pytest python3-pytest-xdist): %s", has.output);
+		return;
+	}
+	char *pytest_venv = test_format("%s/pytest-venv", workspace);
+	installed = shell(no_env, test_format("/usr/bin/python3 -m venv --system-site-packages '%s' && '%s/bin/pip' install --no-index '%s' 2>&1",
+					      pytest_venv, pytest_venv, wheel), 300);
+	ck_assert_msg(installed.status == 0, "the wheel did not install into a venv with the system's site-packages:\n%s", installed.output);
+	pytest_python = test_format("%s/bin/python", pytest_venv);
+	site = shell(no_env, test_format("'%s' -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])'", pytest_python), 60);
+	site.output[strcspn(site.output, "\n")] = '\0';
+	pytest_runtime = test_format("%s/nvinterpose/libnvinterpose.so.0", site.output);
 }
 
 static void remove_workspace(void)
@@ -130,6 +147,7 @@ START_TEST(test_wheel_is_py3_none_platform_with_one_runtime_and_no_links)
 	ck_assert_msg(test_contains(run.output, "file nvinterpose/nvinterpose-run\n"), "the shell launcher: %s", run.output);
 	ck_assert_msg(test_contains(run.output, "file nvinterpose/__init__.py\n") && test_contains(run.output, "file nvinterpose-auto.pth\n"), "%s", run.output);
 	ck_assert_msg(!test_contains(run.output, ".data/"), "nothing outside the package (headers, man pages, data): %s", run.output);
+	ck_assert_msg(test_contains(run.output, "file nvinterpose_pytest.py\n"), "the pytest plugin, beside the package: %s", run.output);
 	const char *tag = strstr(name, "-py3-") + 1;
 	ck_assert_msg(test_contains(run.output, "Root-Is-Purelib: false") && test_contains(run.output, test_format("Tag: %.*s\n", (int)(strlen(tag) - 4), tag)),
 		      "%s", run.output);
@@ -284,7 +302,10 @@ START_TEST(test_api_wraps_the_c_api_and_raises_oserror)
 					    "        print('error:', errno.errorcode[error.errno], error.strerror)\n"
 					    "print('rescan:', nvinterpose.rescan())\n"
 					    "print('patched:', [(p.object, p.symbol, p.place) for p in nvinterpose.patches() if p.state == 'patched' and p.place == 'dynsym'][:1])\n"
-					    "print('version:', nvinterpose.version() == nvinterpose.__version__)\n",
+					    "print('version:', nvinterpose.version() == nvinterpose.__version__)\n"
+					    "print('report:', nvinterpose.report().totals['origins'] >= 1, [o.path for o in nvinterpose.report().origins])\n"
+					    "nvinterpose._runtime = object()  # a runtime older than nvi_report and nvi_list_patches\n"
+					    "print('older:', nvinterpose.report(), nvinterpose.patches())\n",
 					    standin.nvrtc));
 	struct test_run run = shell(no_env, test_format("'%s' '%s'", venv_python, script), 60);
 	ck_assert_msg(run.status == 0, "%s", run.output);
@@ -296,6 +317,9 @@ START_TEST(test_api_wraps_the_c_api_and_raises_oserror)
 	ck_assert_msg(test_contains(run.output, "rescan: 1\n"), "the builtins, loaded ahead: %s", run.output);
 	ck_assert_msg(test_contains(run.output, "libc.so.6', 'dlopen', 'dynsym')]"), "%s", run.output);
 	ck_assert_msg(test_contains(run.output, "version: True\n"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "report: True []\n"), "figures, and no lines without NVINTERPOSE_REPORT: %s", run.output);
+	ck_assert_msg(test_contains(run.output, "older: Report(totals=None, kept=False, left_out=0, origins=[], supplied=[], misses=[], mixed_origins=[]) []\n"),
+		      "%s", run.output);
 }
 END_TEST
 
@@ -345,6 +369,210 @@ START_TEST(test_real_nvrtc_compiles_after_import_nvinterpose)
 }
 END_TEST
 
+/* The pytest plugin's tests run where /usr/bin/python3 has pytest and pytest-xdist. */
+#define NEEDS_PYTEST()                                       \
+	do {                                                 \
+		if (!pytest_python) {                        \
+			printf("SKIP: %s\n", pytest_missing); \
+			return;                              \
+		}                                            \
+	} while (0)
+
+/* A pytest project beside the NVRTC-like stand-in: conftest.py loads it by path when imported (as
+   a CUDA library's conftest imports it), test_compile.py expects its compile to give expected (42
+   with its builtins found, -1 without) and prints how many runtime files the process maps. */
+static char *pytest_project(const struct standin_wheel *standin, int expected)
+{
+	char *project = test_format("%s/project", standin->root);
+	test_mkdirs(project);
+	test_write_file(test_format("%s/conftest.py", project), test_format("import ctypes\nnvrtc = ctypes.CDLL('%s')\n", standin->nvrtc));
+	test_write_file(test_format("%s/test_compile.py", project),
+			test_format("import ctypes\n"
+				    "def test_compile():\n"
+				    "    assert ctypes.CDLL('%s').nvrtc_like_compile() == %d\n"
+				    "def test_runtime_files_mapped():\n"
+				    "    print('runtime files mapped:', len({l.split()[-1] for l in open('/proc/self/maps') if 'libnvinterpose' in l}))\n",
+				    standin->nvrtc, expected));
+	return project;
+}
+
+static struct test_run run_pytest(const char *const *env, const char *project, const char *arguments)
+{
+	return shell(env, test_format("cd '%s' && '%s' -m pytest -p no:cacheprovider -s %s 2>&1", project, pytest_python, arguments), 300);
+}
+
+START_TEST(test_pytest_plugin_changes_nothing_unless_asked)
+{
+	NEEDS_PYTEST();
+	struct standin_wheel standin = standin_nvrtc_wheel(1);
+	char *project = pytest_project(&standin, -1);
+	struct test_run run = run_pytest(no_env, project, "");
+	ck_assert_msg(run.status == 0 && test_contains(run.output, "runtime files mapped: 0\n"), "%s", run.output);
+	ck_assert_msg(!test_contains(run.output, "= nvinterpose =") && !test_contains(run.output, "nvinterpose:"), "%s", run.output);
+	struct test_run help = run_pytest(no_env, project, "--help");
+	ck_assert_msg(test_contains(help.output, "--nvinterpose ") && test_contains(help.output, "--nvinterpose-strict"), "the plugin is loaded: %s",
+		      help.output);
+}
+END_TEST
+
+/* The summary names the folder NVRTC was loaded from and what was supplied to it. */
+static void check_fixed_and_summarized(const struct test_run *run, const struct standin_wheel *standin)
+{
+	ck_assert_msg(run->status == 0 && test_contains(run->output, "2 passed"), "%s", run->output);
+	ck_assert_msg(test_contains(run->output, "runtime files mapped: 1\n"), "%s", run->output);
+	ck_assert_msg(test_contains(run->output, "= nvinterpose =") && test_contains(run->output, test_format("  nvrtc: %s\n", standin->lib)),
+		      "%s", run->output);
+	ck_assert_msg(test_contains(run->output, test_format("  libnvrtc-builtins.so.77.1 to %s: %s (redirect, ", standin->nvrtc, standin->builtins)),
+		      "%s", run->output);
+	ck_assert_msg(test_contains(run->output, test_format("pytest (process ")) && test_contains(run->output, test_format(": runtime " NVI_VERSION " attached from %s;", pytest_runtime)),
+		      "%s", run->output);
+}
+
+/* conftest.py loads NVRTC when imported: the option, the ini key and -p with autoloading off
+   attach the runtime before it is, and its compile then finds the builtins beside it. */
+START_TEST(test_pytest_option_and_ini_key_attach_before_conftest)
+{
+	NEEDS_PYTEST();
+	struct standin_wheel standin = standin_nvrtc_wheel(1);
+	char *project = pytest_project(&standin, 42);
+	struct test_run plain = run_pytest(no_env, project, "");
+	ck_assert_msg(plain.status == 1 && test_contains(plain.output, "1 failed, 1 passed"), "fails without: %s", plain.output);
+	struct test_run option = run_pytest(no_env, project, "--nvinterpose");
+	check_fixed_and_summarized(&option, &standin);
+	const char *no_autoload[] = { "PYTEST_DISABLE_PLUGIN_AUTOLOAD=1", NULL };
+	struct test_run by_name = run_pytest(no_autoload, project, "-p nvinterpose_pytest --nvinterpose");
+	check_fixed_and_summarized(&by_name, &standin);
+	struct test_run not_loaded = run_pytest(no_autoload, project, "");
+	ck_assert_msg(not_loaded.status == 1, "autoloading off and no -p: %s", not_loaded.output);
+	test_write_file(test_format("%s/pytest.ini", project), "[pytest]\nnvinterpose = true\n");
+	struct test_run ini = run_pytest(no_env, project, "");
+	check_fixed_and_summarized(&ini, &standin);
+}
+END_TEST
+
+/* With the builtins nowhere, the miss is in the summary with its places; strict mode fails the
+   session for it, and not for a miss said at info (a probe for a more exact version). */
+START_TEST(test_pytest_strict_fails_on_a_warning_miss_only)
+{
+	NEEDS_PYTEST();
+	struct standin_wheel standin = standin_nvrtc_wheel(0);
+	char *project = pytest_project(&standin, -1);
+	struct test_run run = run_pytest(no_env, project, "--nvinterpose");
+	ck_assert_msg(run.status == 0 && test_contains(run.output, "2 passed"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("  libnvrtc-builtins.so.77.1 wanted by %s (dlopen by bare name): 1 times; looked in ",
+							    standin.nvrtc)), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("\n    %s (", standin.lib)), "NVRTC's folder among the places: %s", run.output);
+	ck_assert_msg(test_contains(run.output, "1 misses at warning level\n"), "%s", run.output);
+	struct test_run strict = run_pytest(no_env, project, "--nvinterpose --nvinterpose-strict");
+	ck_assert_msg(strict.status == 1 && test_contains(strict.output, "1 misses at warning level: the session fails (--nvinterpose-strict)"),
+		      "%d %s", strict.status, strict.output);
+	test_write_file(test_format("%s/pytest.ini", project), "[pytest]\nnvinterpose = true\nnvinterpose_strict = true\n");
+	struct test_run ini = run_pytest(no_env, project, "");
+	ck_assert_msg(ini.status == 1, "%d %s", ini.status, ini.output);
+
+	/* cuDNN-like: asks for libcudnn_ops.so.77.1.0 where libcudnn_ops.so.77 is: said at info. */
+	char *root = test_tmpdir(), *lib = test_format("%s/site-packages/nvidia/cudnn/lib", root), *info = test_format("%s/project", root);
+	test_mkdirs(lib);
+	test_mkdirs(info);
+	char *parent = test_format("%s/libcudnn.so.77", lib);
+	test_build_library("cudnn_like.c", parent, "libcudnn.so.77", "-DSUB_LIBRARY='\"libcudnn_ops.so.77.1.0\"' -Wl,--enable-new-dtags,-rpath,'$ORIGIN'");
+	test_build_library("value.c", test_format("%s/libcudnn_ops.so.77", lib), "libcudnn_ops.so.77", "-DVALUE_SYMBOL=ops_value");
+	test_write_file(test_format("%s/test_probe.py", info),
+			test_format("import ctypes\ndef test_probe():\n    ctypes.CDLL('%s').cudnn_like_load()\n", parent));
+	struct test_run probe = run_pytest(no_env, info, "--nvinterpose --nvinterpose-strict");
+	ck_assert_msg(probe.status == 0 && test_contains(probe.output, "libcudnn_ops.so.77.1.0 wanted by ") &&
+			      test_contains(probe.output, "another version is there: ") && test_contains(probe.output, ", said at info): 1 times"),
+		      "%d %s", probe.status, probe.output);
+}
+END_TEST
+
+/* Every pytest-xdist worker attaches (conftest.py, imported in each, compiles), the summary gathers
+   them all, and a worker that dies before reporting is named. */
+START_TEST(test_pytest_xdist_workers_attach_and_are_gathered)
+{
+	NEEDS_PYTEST();
+	struct standin_wheel standin = standin_nvrtc_wheel(1);
+	char *project = pytest_project(&standin, 42);
+	test_write_file(test_format("%s/conftest.py", project),
+			test_format("import ctypes\nassert ctypes.CDLL('%s').nvrtc_like_compile() == 42\n", standin.nvrtc));
+	struct test_run run = run_pytest(no_env, project, "-n 2 --nvinterpose");
+	ck_assert_msg(run.status == 0 && test_contains(run.output, "2 passed"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "\ngw0 (process ") && test_contains(run.output, "\ngw1 (process ") &&
+			      test_contains(run.output, "\npytest (process "), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("  libnvrtc-builtins.so.77.1 to %s: %s (redirect, ", standin.nvrtc, standin.builtins)) &&
+			      (test_contains(run.output, ") [pytest, gw0, gw1]\n") || test_contains(run.output, ") [pytest, gw1, gw0]\n")),
+		      "supplied in every process: %s", run.output);
+	test_write_file(test_format("%s/test_dies.py", project), "import os, signal\ndef test_dies():\n    os.kill(os.getpid(), signal.SIGKILL)\n");
+	struct test_run died = run_pytest(no_env, project, "-n 2 --nvinterpose");
+	ck_assert_msg(died.status == 1 && test_contains(died.output, " ended before reporting (") &&
+			      test_contains(died.output, "): its findings are missing\n"), "%s", died.output);
+}
+END_TEST
+
+/* Preloaded (the launcher): the plugin uses that runtime and says so; one runtime is mapped. */
+START_TEST(test_pytest_uses_a_preloaded_runtime)
+{
+	NEEDS_PYTEST();
+	struct standin_wheel standin = standin_nvrtc_wheel(1);
+	char *project = pytest_project(&standin, 42);
+	char *bin = test_format("%s", pytest_python);
+	*strrchr(bin, '/') = '\0';
+	struct test_run run = shell(no_env, test_format("cd '%s' && '%s/nvinterpose-run' --report -- '%s' -m pytest -p no:cacheprovider -s --nvinterpose 2>&1",
+						       project, bin, pytest_python), 300);
+	ck_assert_msg(run.status == 0 && test_contains(run.output, "runtime files mapped: 1\n"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format(": runtime " NVI_VERSION " preloaded from %s;", pytest_runtime)) && test_contains(run.output, test_format("  nvrtc: %s\n", standin.lib)), "%s", run.output);
+}
+END_TEST
+
+/* The real NVRTC in a CUDA 13 wheel folder, the toolkit hidden (ld.so --inhibit-cache): a test
+   that loads it by path and compiles fails under plain pytest and passes with the option and with
+   the ini key. With the builtins absent (the test expects the compile to fail) the option exits 0
+   and names them as missed; strict mode exits non-zero. */
+START_TEST(test_pytest_real_nvrtc_compiles_with_the_plugin)
+{
+	NEEDS_PYTEST();
+	char *lib64 = test_format("%s/lib64", test_setting("NVI_CUDA_HOME"));
+	if (access(test_format("%s/libnvrtc.so.13", lib64), R_OK) != 0) {
+		printf("SKIP: no CUDA 13 toolkit at %s\n", lib64);
+		return;
+	}
+	const char *loader = test_interpreter();
+	for (int with_builtins = 1; with_builtins >= 0; with_builtins--) {
+		char *root = test_tmpdir(), *lib = test_format("%s/site-packages/nvidia/cu13/lib", root), *project = test_format("%s/project", root);
+		test_mkdirs(lib);
+		test_mkdirs(project);
+		test_copy_file(test_format("%s/libnvrtc.so.13", lib64), test_format("%s/libnvrtc.so.13", lib));
+		if (with_builtins)
+			test_copy_file(test_format("%s/libnvrtc-builtins.so.13.0", lib64), test_format("%s/libnvrtc-builtins.so.13.0", lib));
+		test_write_file(test_format("%s/test_nvrtc.py", project),
+				test_format("import ctypes\n"
+					    "def test_compile():\n"
+					    "    nvrtc = ctypes.CDLL('%s/libnvrtc.so.13')\n"
+					    "    program = ctypes.c_void_p()\n"
+					    "    nvrtc.nvrtcCreateProgram(ctypes.byref(program), b'extern \"C\" __global__ void twice(float *x) { x[threadIdx.x] *= 2.0f; }',"
+					    " b'twice.cu', 0, None, None)\n"
+					    "    assert (nvrtc.nvrtcCompileProgram(program, 0, None) == 0) == %s\n",
+					    lib, with_builtins ? "True" : "False"));
+		char *pytest = test_format("cd '%s' && '%s' --inhibit-cache '%s' -m pytest -p no:cacheprovider", project, loader, pytest_python);
+		struct test_run plain = shell(no_env, test_format("%s 2>&1", pytest), 300);
+		struct test_run run = shell(no_env, test_format("%s --nvinterpose 2>&1", pytest), 300);
+		ck_assert_msg(run.status == 0 && test_contains(run.output, "= nvinterpose =") && test_contains(run.output, test_format("  nvrtc: %s\n", lib)),
+			      "%s", run.output);
+		if (with_builtins) {
+			ck_assert_msg(plain.status == 1 && test_contains(plain.output, "1 failed"), "fails without: %s", plain.output);
+			test_write_file(test_format("%s/pytest.ini", project), "[pytest]\nnvinterpose = true\n");
+			struct test_run ini = shell(no_env, test_format("%s 2>&1", pytest), 300);
+			ck_assert_msg(ini.status == 0 && test_contains(ini.output, test_format("  nvrtc: %s\n", lib)), "%s", ini.output);
+			continue;
+		}
+		ck_assert_msg(plain.status == 0, "%s", plain.output);
+		ck_assert_msg(test_contains(run.output, test_format("  libnvrtc-builtins.so.13.0 wanted by %s/libnvrtc.so.13 (", lib)), "%s", run.output);
+		struct test_run strict = shell(no_env, test_format("%s --nvinterpose --nvinterpose-strict 2>&1", pytest), 300);
+		ck_assert_msg(strict.status != 0 && test_contains(strict.output, "1 passed"), "%d %s", strict.status, strict.output);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	if (!(python = find_python())) {
@@ -366,6 +594,12 @@ int main(void)
 	tcase_add_test(tc, test_api_wraps_the_c_api_and_raises_oserror);
 	tcase_add_test(tc, test_auto_attach_at_interpreter_start_only_with_nvinterpose_auto);
 	tcase_add_test(tc, test_real_nvrtc_compiles_after_import_nvinterpose);
+	tcase_add_test(tc, test_pytest_plugin_changes_nothing_unless_asked);
+	tcase_add_test(tc, test_pytest_option_and_ini_key_attach_before_conftest);
+	tcase_add_test(tc, test_pytest_strict_fails_on_a_warning_miss_only);
+	tcase_add_test(tc, test_pytest_xdist_workers_attach_and_are_gathered);
+	tcase_add_test(tc, test_pytest_uses_a_preloaded_runtime);
+	tcase_add_test(tc, test_pytest_real_nvrtc_compiles_with_the_plugin);
 	suite_add_tcase(suite, tc);
 	return test_main(suite);
 }

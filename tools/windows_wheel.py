@@ -5,8 +5,8 @@
 
 writes DIST/nvinterpose-VERSION-py3-none-win_amd64.whl (the cross build's `wheel` target runs it:
 `meson compile -C BUILD wheel`). It holds what the Linux wheel holds, for Windows: the Python
-package (python/nvinterpose) with nvinterpose.dll and nvinterpose-run.exe in its folder, the .pth
-of NVINTERPOSE_AUTO, and the .dist-info. The metadata and the entry points come from
+package (python/nvinterpose) with nvinterpose.dll and nvinterpose-run.exe in its folder, the pytest
+plugin beside it (python/nvinterpose_pytest.py), the .pth of NVINTERPOSE_AUTO, and the .dist-info. The metadata and the entry points come from
 pyproject.toml through pyproject-metadata, the library meson-python writes the Linux wheel's with,
 in the same form, so the two wheels cannot differ there. The tag is py3-none-win_amd64: no CPython
 ABI (the DLL is loaded through ctypes), 64-bit Windows.
@@ -156,6 +156,7 @@ def contents(arguments):
         ("nvinterpose/_version.py", version_py),
         ("nvinterpose/nvinterpose.dll", dll),
         ("nvinterpose/nvinterpose-run.exe", launcher),
+        ("nvinterpose_pytest.py", read(os.path.join(arguments.source, "python", "nvinterpose_pytest.py"))),
         ("nvinterpose-auto.pth", read(os.path.join(arguments.source, "python", "nvinterpose-auto.pth"))),
         (info + "/METADATA", core),
         (info + "/WHEEL", wheel),

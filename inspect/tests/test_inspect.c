@@ -1219,6 +1219,7 @@ START_TEST(test_a_missing_required_run_time_dependent_is_a_miss)
 		      "%.3000s", run.output);
 	ck_assert_msg(test_contains(run.output, "\"how\":\"default\",\"result\":\"absent\""), "%.3000s", run.output);
 	ck_assert_msg(test_json_document(run.output), "%.3000s", run.output);
+	ck_assert_msg(test_contains(run.output, "\"would_supply\":[],"), "nothing the runtime could supply: %.3000s", run.output);
 	run = inspect(env, "'%s'", w.nvrtc);
 	ck_assert_msg(run.status == 1 && test_contains(run.output, "libnvrtc-builtins.so.77.0 not found (nvrtc-builtins; run time, required)") &&
 		      test_contains(run.output, "1 dependency not found"), "%d: %.3000s", run.status, run.output);
@@ -1231,6 +1232,14 @@ START_TEST(test_a_missing_required_run_time_dependent_is_a_miss)
 		      "%.3000s", run.output);
 	struct test_run real = compile_with(env, w.nvrtc);
 	ck_assert_msg(test_contains(real.output, "failed to open libnvrtc-builtins.so.77.0"), "%s", real.output);
+	/* The loader's view says what the default policy would supply, and keeps the loader's status. */
+	ck_assert_msg(test_contains(run.output, test_format("\"would_supply\":[{\"name\":\"libnvrtc-builtins.so.77.0\",\"for\":\"%s\",\"path\":\"%s/libnvrtc-builtins.so.77.0\","
+							    "\"how\":\"registered_origin\",\"run_time\":true}]",
+							    w.nvrtc, w.lib)), "%.3000s", run.output);
+	run = inspect(env, "'%s'", w.nvrtc);
+	ck_assert_msg(run.status == 1 && test_contains(run.output, test_format("note: under the default policy the runtime would supply libnvrtc-builtins.so.77.0 for %s "
+									    "from %s/libnvrtc-builtins.so.77.0 (registered_origin); --policy=fallback shows it\n",
+									    w.nvrtc, w.lib)), "%d: %.3000s", run.status, run.output);
 	/* The what-if: the runtime supplies it from NVRTC's folder, and with the runtime the compile works. */
 	run = inspect(env, "--policy=fallback '%s'", w.nvrtc);
 	ck_assert_msg(run.status == 0, "%d: %.3000s", run.status, run.output);
@@ -1248,6 +1257,24 @@ START_TEST(test_a_missing_required_run_time_dependent_is_a_miss)
 	const char *preloaded[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", "NVINTERPOSE_PATH=", standin_preload(), NULL };
 	real = compile_with(preloaded, w.nvrtc);
 	ck_assert_msg(test_contains(real.output, "42"), "%s", real.output);
+}
+END_TEST
+
+/* The loader's view names what the runtime would supply from NVINTERPOSE_PATH, with the what-if's
+   trust rule: a folder others can write is skipped, and nothing is named. */
+START_TEST(test_default_view_names_what_nvinterpose_path_would_supply_when_trusted)
+{
+	struct cu13_wheel w = make_cu13_wheel();
+	char *extra = test_format("%s/extra", w.root);
+	char *builtins = builtins_in(extra, 42);
+	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", test_format("NVINTERPOSE_PATH=%s", extra), NULL };
+	struct test_run run = inspect(env, "'%s'", w.nvrtc);
+	ck_assert_msg(run.status == 1 && test_contains(run.output, test_format("note: under the default policy the runtime would supply libnvrtc-builtins.so.77.0 for %s "
+									    "from %s (nvinterpose_path); --policy=fallback shows it\n",
+									    w.nvrtc, builtins)), "%d: %.3000s", run.status, run.output);
+	ck_assert_int_eq(chmod(extra, 0777), 0);
+	run = inspect(env, "'%s'", w.nvrtc);
+	ck_assert_msg(run.status == 1 && !test_contains(run.output, "would supply"), "%d: %.3000s", run.status, run.output);
 }
 END_TEST
 
@@ -1504,7 +1531,8 @@ static const char schema_check[] =
 	"entry_maybe = {'required', 'hwcaps', 'error', 'looked', 'passed_over', 'action', 'instead_of', 'not_followed'}\n"
 	"kinds = set()\n"
 	"for f in d['files']:\n"
-	"    same('file', f, ['file', 'error', 'elf', 'family', 'origin', 'root', 'objects', 'missing', 'optional_missing', 'cut', 'actions', 'warnings', 'notes'])\n"
+	"    same('file', f, ['file', 'error', 'elf', 'family', 'origin', 'root', 'objects', 'missing', "
+	"          'optional_missing', 'cut', 'actions', 'would_supply', 'warnings', 'notes'])\n"
 	"    objects = f['objects']\n"
 	"    for i, o in enumerate(objects):\n"
 	"        same('object', o, ['id', 'path', 'soname', 'family', 'origin', 'kind', 'loaded_by', 'depth', 'system', 'needed', 'runtime'])\n"
@@ -1520,6 +1548,8 @@ static const char schema_check[] =
 	"    for a in f['actions']:\n"
 	"        same('action', a, ['name', 'needed_by', 'action', 'path', 'how', 'instead_of', 'run_time'])\n"
 	"        assert 0 <= a['needed_by'] < len(objects), a\n"
+	"    for s in f['would_supply']:\n"
+	"        same('would_supply', s, ['name', 'for', 'path', 'how', 'run_time'])\n"
 	"    for w in f['warnings']:\n"
 	"        same('warning', w, ['kind', 'library', 'dependency', 'got', 'own', 'how', 'run_time', 'text'])\n"
 	"        kinds.add('warning ' + w['kind'])\n"
@@ -1983,6 +2013,7 @@ int main(void)
 	tcase_add_test(tc, test_json_run_errors_are_documents);
 	tcase_add_test(tc, test_messages_show_control_characters_escaped);
 	tcase_add_test(tc, test_a_missing_required_run_time_dependent_is_a_miss);
+	tcase_add_test(tc, test_default_view_names_what_nvinterpose_path_would_supply_when_trusted);
 	tcase_add_test(tc, test_a_run_time_dependent_found_elsewhere_is_a_mixed_origin);
 	tcase_add_test(tc, test_a_missing_optional_run_time_dependent_is_shown_and_not_a_miss);
 	tcase_add_test(tc, test_run_time_dependents_are_those_the_file_names);

@@ -13,6 +13,7 @@ then talks to it.
     nvinterpose.register_folder("nvrtc", "/opt/nvrtc/lib")
     nvinterpose.rescan()                 # the attach scan again
     nvinterpose.patches()                # what attaching patched (Linux)
+    nvinterpose.report()                 # what the exit report knows, as data
 
 Errors from the runtime raise OSError with the errno's message. `python -m nvinterpose run --
 python app.py` runs a command with the runtime preloaded (see `python -m nvinterpose --help`).
@@ -30,11 +31,14 @@ from ._version import __version__
 __all__ = [
     "__version__",
     "Patch",
+    "Report",
+    "ReportEntry",
     "family_origin",
     "library_path",
     "origins",
     "patches",
     "register_folder",
+    "report",
     "rescan",
     "runtime_path",
     "version",
@@ -72,6 +76,49 @@ class _Patch(ctypes.Structure):
     ]
 
 
+class _ReportTotals(ctypes.Structure):
+    _fields_ = [
+        ("origins", ctypes.c_longlong),
+        ("supplied", ctypes.c_longlong),
+        ("misses", ctypes.c_longlong),
+        ("mixed_origins", ctypes.c_longlong),
+        ("left_out", ctypes.c_longlong),
+        ("kept", ctypes.c_int),
+    ]
+
+
+class _ReportEntry(ctypes.Structure):
+    _fields_ = [
+        ("kind", ctypes.c_char_p),
+        ("name", ctypes.c_char_p),
+        ("family", ctypes.c_char_p),
+        ("event", ctypes.c_char_p),
+        ("asker", ctypes.c_char_p),
+        ("path", ctypes.c_char_p),
+        ("reason", ctypes.c_char_p),
+        ("own", ctypes.c_char_p),
+        ("places", ctypes.c_char_p),
+        ("place_count", ctypes.c_int),
+        ("times", ctypes.c_longlong),
+        ("warning", ctypes.c_int),
+    ]
+
+
+Report = collections.namedtuple("Report", "totals kept left_out origins supplied misses mixed_origins")
+Report.__doc__ = """What the exit report knows (nvi_report). totals: a dict of the figures ("origins",
+"supplied", "misses", "mixed_origins"), None from a runtime older than the call; kept: whether the
+lines are kept (NVINTERPOSE_REPORT set, to a pid or to "keep"), else the four lists are empty;
+left_out: the lines the report's bounded store had no room for (the lists are cut); origins,
+supplied, misses, mixed_origins: lists of ReportEntry, in the order they happened."""
+
+ReportEntry = collections.namedtuple("ReportEntry", "kind name family event asker path reason own places place_count times warning")
+ReportEntry.__doc__ = """One line of the report (struct nvi_report_entry): kind "origin", "supplied",
+"miss" or "mixed-origin"; name the library's; family; event as the event log names it; asker the
+object that asked (None when unknown); path the folder (origin), the copy (supplied) or the object
+loaded (mixed-origin); reason; own the asker's own copy (mixed-origin); places a miss's places
+looked in, ["FOLDER (STEP)", ...], as many as its line holds, place_count how many in all; times
+how many times a miss happened; warning whether it was said at warning level."""
+
 Patch = collections.namedtuple("Patch", "object symbol place state target count error")
 Patch.__doc__ = """What attaching changed for one object, function and place (nvi_list_patches):
 object is the object's path ("" for the main program); symbol "dlopen" or "dlmopen"; place "got"
@@ -98,7 +145,9 @@ def _runtime_in_process():
 
 
 def _attach():
+    global _found_in_process
     runtime = _runtime_in_process()
+    _found_in_process = runtime is not None
     if runtime is None:
         # Loading it attaches it; a copy attached from elsewhere (RTLD_LOCAL, so not found above)
         # is found by the runtime itself, which then forwards every call to that one.
@@ -118,9 +167,15 @@ def _attach():
         runtime.nvi_list_patches.argtypes = [ctypes.POINTER(_Patch), ctypes.c_size_t]
     except AttributeError:  # a runtime older than the patcher
         pass
+    try:
+        runtime.nvi_report.restype = ctypes.c_int
+        runtime.nvi_report.argtypes = [ctypes.POINTER(_ReportTotals), ctypes.POINTER(_ReportEntry), ctypes.c_size_t]
+    except AttributeError:  # a runtime older than the report's call
+        pass
     return runtime
 
 
+_found_in_process = False  # the process had the runtime before the import (preloaded, linked)
 _runtime = _attach()
 
 
@@ -215,3 +270,28 @@ def patches():
                 for p in buffer[:total]
             ]
         capacity = total + 16
+
+
+def report():
+    """What the exit report knows, as a Report: the figures always, the lines when they are kept
+    (NVINTERPOSE_REPORT set, to a pid or to "keep", when the runtime started). A runtime older than
+    the call gives a Report with totals None and empty lists."""
+    try:
+        call = _runtime.nvi_report
+    except AttributeError:  # a runtime older than the report's call
+        return Report(None, False, 0, [], [], [], [])
+    capacity = 64
+    while True:
+        totals, buffer = _ReportTotals(), (_ReportEntry * capacity)()
+        total = _checked(call(ctypes.byref(totals), buffer, capacity))
+        if total <= capacity:
+            break
+        capacity = total + 16
+    lists = {"origin": [], "supplied": [], "miss": [], "mixed-origin": []}
+    for e in buffer[:total]:
+        places = [] if e.places is None else [_text(place) for place in e.places.split(b"\n") if place]
+        entry = ReportEntry(e.kind.decode(), _text(e.name), _text(e.family), _text(e.event), _text(e.asker), _text(e.path),
+                            _text(e.reason), _text(e.own), places, e.place_count, e.times, bool(e.warning))
+        lists[entry.kind].append(entry)
+    figures = {"origins": totals.origins, "supplied": totals.supplied, "misses": totals.misses, "mixed_origins": totals.mixed_origins}
+    return Report(figures, bool(totals.kept), totals.left_out, lists["origin"], lists["supplied"], lists["miss"], lists["mixed-origin"])

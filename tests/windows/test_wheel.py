@@ -16,6 +16,7 @@ NVI_OBJDUMP, NVI_WINE, NVI_TEST_HOSTS, and what test_hosts.exe reads (NVI_STANDI
 that imports nvJitLink, NVI_LAUNCHER).
 """
 
+import configparser
 import glob
 import os
 import re
@@ -82,8 +83,10 @@ def main():
         listed = sorted(os.listdir(os.path.join(target, "nvinterpose"))) if installed.returncode == 0 else []
         check(installed.returncode == 0 and {"nvinterpose.dll", "nvinterpose-run.exe", "__init__.py", "__main__.py",
                                              "_version.py"} <= set(listed)
-              and os.path.isfile(os.path.join(target, "nvinterpose-auto.pth")),
-              "pip install --platform win_amd64 --target installs the package with its DLL and launcher (%s)" % listed)
+              and os.path.isfile(os.path.join(target, "nvinterpose-auto.pth"))
+              and os.path.isfile(os.path.join(target, "nvinterpose_pytest.py")),
+              "pip install --platform win_amd64 --target installs the package with its DLL and launcher, and the pytest plugin (%s)"
+              % listed)
 
         objdump = os.environ["NVI_OBJDUMP"]
         for file in ("nvinterpose.dll", "nvinterpose-run.exe"):
@@ -103,11 +106,14 @@ def main():
             metadata = file.read()
         check("\nName: nvinterpose\n" in metadata and "\nVersion: %s\n" % version in metadata, "METADATA names nvinterpose %s" % version)
         with open(os.path.join(os.environ["NVI_SOURCE_ROOT"], "pyproject.toml"), "rb") as file:
-            scripts = tomllib.load(file)["project"]["scripts"]
-        with open(os.path.join(info, "entry_points.txt")) as file:
-            entry_points = file.read()
-        expected = "[console_scripts]\n" + "".join("%s = %s\n" % item for item in scripts.items())
-        check(entry_points.strip() == expected.strip(), "entry_points.txt holds pyproject.toml's scripts: %r" % entry_points)
+            project = tomllib.load(file)["project"]
+        expected = dict(project.get("entry-points", {}), console_scripts=project["scripts"])
+        entry_points = configparser.ConfigParser(delimiters=("=",))
+        entry_points.optionxform = str
+        entry_points.read(os.path.join(info, "entry_points.txt"))
+        written = {group: dict(entry_points[group]) for group in entry_points.sections()}
+        check(written == expected and "pytest11" in written,
+              "entry_points.txt holds pyproject.toml's scripts and entry points, the pytest plugin's too: %r" % written)
 
         environment = dict(os.environ)
         environment["NVI_RUNTIME"] = os.path.join(package, "nvinterpose.dll")

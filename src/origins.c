@@ -1,17 +1,15 @@
-/* One registration path for every front. */
+/* One registration path for every front, and the check for a mixed origin it makes. */
 #include "origins.h"
 
 #include "config.h"
 #include "libnames.h"
 #include "log.h"
-#include "path.h"
 #include "report.h"
 #include "search.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
-
-#include <errno.h>
 #include <string.h>
 
 enum registry_result origins_register(const struct origin_load *load)

@@ -15,7 +15,8 @@ struct origin_load {
 	const char *caller; /* the object that asked for it; NULL when the runtime did not see the request */
 	const char *reason; /* how the front learned of it */
 	/* caller asked for it by name (a bare-name dlopen, a DT_NEEDED, the runtime's load for it): a
-	   mixed origin is looked for (origins_check_mixed). A load by path is the caller's choice. */
+	   mixed origin is looked for (origins_check_mixed), which reads folders and allocates, so never
+	   from inside the loader (the audit front's la_objopen). A load by path is the caller's choice. */
 	bool dependent;
 };
 

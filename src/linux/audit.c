@@ -74,7 +74,7 @@ unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *cookie)
 	const char *how;
 	bool asked = loaded_take_asker(base, base, asker, sizeof(asker), &how);
 	origins_register(&(struct origin_load){ .family = family, .folder = folder, .path = path, .name = base,
-						.caller = asked ? asker : NULL, .dependent = asked,
+						.caller = asked ? asker : NULL,
 						.reason = asked ? "mapped (audit)" : "mapped (audit); the request was not seen" });
 	return 0;
 }

@@ -48,6 +48,11 @@ NVI_EXPORT int nvi_register_folder(const char *family, const char *folder);
    returns how many there are in all (which may exceed capacity). -EINVAL: unknown family. */
 NVI_EXPORT int nvi_list_origins(const char *family, struct nvi_origin *origins, size_t capacity);
 
+/* Fills up to capacity of the families the runtime knows (the names the functions above take), in
+   the table's order; returns how many there are in all (which may exceed capacity). The strings
+   live as long as the process. */
+NVI_EXPORT int nvi_list_families(const char **families, size_t capacity);
+
 /* Scans the loaded libraries again, registers their origins and, when the runtime was attached
    after them, loads the run-time dependents their loader would not find (the attach scan), and
    patches the dlopen bindings of the objects loaded since the attach that still lead to libc's

@@ -80,6 +80,14 @@ int nvi_list_origins(const char *family, struct nvi_origin *origins, size_t capa
 	return total;
 }
 
+int nvi_list_families(const char **families, size_t capacity)
+{
+	FORWARD(list_families, families, capacity);
+	for (size_t i = 0; families && i < libnames_count && i < capacity; i++)
+		families[i] = libnames[i].family;
+	return (int)libnames_count;
+}
+
 int nvi_rescan(void)
 {
 	FORWARD(rescan);

@@ -22,6 +22,7 @@ struct front_api {
 	int (*list_origins)(const char *family, struct nvi_origin *origins, size_t capacity);
 	int (*rescan)(void);
 	int (*list_patches)(struct nvi_patch *patches, size_t capacity);
+	int (*list_families)(const char **families, size_t capacity);
 	int (*report)(struct nvi_report_totals *totals, struct nvi_report_entry *entries, size_t capacity);
 };
 

@@ -2,6 +2,7 @@
    it gives it (docs/ci.md, the launcher's manual page, ...), on the NVRTC-like stand-in (its
    builtins are found only with the runtime): a GitHub Actions step appending to $GITHUB_ENV (the
    runner simulated: the file read as the runner reads it, the next step run with what it says),
+   the event log kept as a build artifact,
    tox with and without passenv, pytest, `meson test --wrapper`, add_test_setup(exe_wrapper: ...)
    and a container image's ENV line. One recipe a run (the argument); exits 77, saying why, where
    the recipe's tool is missing. */
@@ -123,6 +124,43 @@ START_TEST(test_github_actions_step_sets_the_environment_of_the_next_steps)
 	}
 	struct test_run without = shell(no_env, nvrtc_call(&wheel), 60);
 	ck_assert_msg(!fixed(&without), "%s", without.output);
+}
+END_TEST
+
+/* The diagnosis recipe: the step's line with the runner's RUNNER_TEMP; the next steps (NVRTC's
+   builtins found by the runtime, then absent) warn on stderr and append their events to the log
+   file, which the documents' upload step names. */
+START_TEST(test_github_actions_event_log_is_a_build_artifact)
+{
+	struct test_document_line steps[4], uploads[4];
+	size_t count = recipe_lines("- run: nvinterpose-run --log=warn --log-file=", false, steps, 4);
+	size_t upload_count = recipe_lines("- uses: actions/upload-artifact", true, uploads, 4);
+	ck_assert_msg(count == 1 && upload_count == 1, "one diagnosis step and one upload: %zu %zu", count, upload_count);
+	const char *prefix = "--log-file=\"$RUNNER_TEMP/";
+	const char *file = strstr(steps[0].text, prefix);
+	ck_assert_msg(file != NULL, "the log file lies in $RUNNER_TEMP: %s", steps[0].text);
+	file += strlen(prefix);
+	char *name = test_format("%.*s", (int)strcspn(file, "\""), file);
+	ck_assert_msg(test_contains(uploads[0].text, test_format("path: ${{ runner.temp }}/%s", name)) && test_contains(uploads[0].text, "if: always()"),
+		      "the upload names the log file, and runs when the tests failed: %s", uploads[0].text);
+	struct standin_wheel wheel = standin_nvrtc_wheel(1), bare = standin_nvrtc_wheel(0);
+	const char *runner_temp = test_mkdirs(test_format("%s/runner-temp", wheel.root));
+	char *github_env = test_format("%s/github_env", wheel.root);
+	test_write_file(github_env, "");
+	const char *const step_env[] = { test_format("GITHUB_ENV=%s", github_env), test_format("RUNNER_TEMP=%s", runner_temp),
+					 path_with(launcher_folder()), NULL };
+	struct test_run first = shell(step_env, steps[0].text + strlen("- run: "), 60);
+	ck_assert_msg(first.status == 0, "%s: %s", steps[0].document, first.output);
+	const char *const *next_env = github_runner_reads(github_env);
+	struct test_run fixed_run = shell(next_env, nvrtc_call(&wheel), 60);
+	ck_assert_msg(fixed(&fixed_run), "%s\n%s", test_read_file(github_env), fixed_run.output);
+	struct test_run missed = shell(next_env, nvrtc_call(&bare), 60);
+	ck_assert_msg(!fixed(&missed) && test_contains(missed.output, "nvinterpose: warning: ") && test_contains(missed.output, "libnvrtc-builtins.so.77.1"),
+		      "--log=warn: %s", missed.output);
+	char *events = test_read_file(test_format("%s/%s", runner_temp, name));
+	ck_assert_msg(events && test_contains(events, "\"event\":\"redirect\",\"name\":\"libnvrtc-builtins.so.77.1\"") &&
+			      test_contains(events, "\"event\":\"miss\",\"name\":\"libnvrtc-builtins.so.77.1\""),
+		      "both steps' events: %s", events ? events : "(no file)");
 }
 END_TEST
 
@@ -284,6 +322,7 @@ int main(int argc, char **argv)
 		const TTest *test;
 	} recipes[] = {
 		{ "github", test_github_actions_step_sets_the_environment_of_the_next_steps },
+		{ "github-diagnosis", test_github_actions_event_log_is_a_build_artifact },
 		{ "tox", test_tox_passes_the_runtime_on_only_with_passenv },
 		{ "pytest", test_pytest_under_the_launcher },
 		{ "meson-wrapper", test_meson_test_wrapper },
@@ -295,7 +334,7 @@ int main(int argc, char **argv)
 	while (i < sizeof(recipes) / sizeof(recipes[0]) && strcmp(recipes[i].name, recipe) != 0)
 		i++;
 	if (i == sizeof(recipes) / sizeof(recipes[0])) {
-		fprintf(stderr, "test_recipes: give one recipe: github, tox, pytest, meson-wrapper, meson-setup, container\n");
+		fprintf(stderr, "test_recipes: give one recipe: github, github-diagnosis, tox, pytest, meson-wrapper, meson-setup, container\n");
 		return 2;
 	}
 	const char *why = missing();

@@ -1,8 +1,8 @@
 /* The Python package: the wheel built offline from a copy of the source tree (pip wheel
    --no-build-isolation, meson-python), installed into a fresh venv with pip install --no-index;
    then the seed case (NVRTC's builtins) through `import nvinterpose`, `python -m nvinterpose run`
-   and the nvinterpose-run entry point, with the venv's runtime mapped. Skipped, with the reason,
-   where no Python has meson-python, venv and pip. */
+   and the nvinterpose-run entry point, with the venv's runtime mapped; and the wheel's inspector.
+   Skipped, with the reason, where /usr/bin/python3 lacks meson-python, venv or pip. */
 #define _GNU_SOURCE
 #include "common.h"
 #include "nvinterpose.h"
@@ -18,7 +18,7 @@
 static const char *const no_env[] = { NULL };
 
 /* Made once in main, before the tests fork. */
-static char *python, *workspace, *wheel, *venv_python, *venv_runtime, *venv_run;
+static char *python, *workspace, *wheel, *venv_python, *venv_package, *venv_runtime, *venv_run;
 /* The pytest plugin's venv: /usr/bin/python3's (Debian's pytest and pytest-xdist, through the
    system site-packages) with the wheel installed; NULL, and why not, where that Python lacks them. */
 static char *pytest_python, *pytest_runtime, *pytest_missing;
@@ -29,11 +29,11 @@ static struct test_run shell(const char *const *env, const char *command, int ti
 	return test_run(argv, env, timeout);
 }
 
-/* The first of python3 on PATH and /usr/bin/python3 that has what the build needs; NULL when none
-   has (what each lacks is printed). Runs before Check does, so without its helpers. */
+/* /usr/bin/python3 when it has what the documents' recipe needs (Debian's meson-python, venv and
+   pip); NULL otherwise (what it lacks is printed). Runs before Check does, so without its helpers. */
 static char *find_python(void)
 {
-	static const char *const candidates[] = { "python3", "/usr/bin/python3" };
+	static const char *const candidates[] = { "/usr/bin/python3" };
 	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++) {
 		char command[512], line[4096] = "";
 		snprintf(command, sizeof(command), "%s -c 'import sys, mesonpy, venv, ensurepip, pip; print(sys.executable)' 2>&1 | tail -n 1", candidates[i]);
@@ -61,17 +61,26 @@ static void copy_source(const char *source, const char *copy)
 	ck_assert_msg(run.status == 0, "copying the source failed: %s", run.output);
 }
 
-/* Builds the wheel and installs it into a fresh venv: once, in the test program itself (an
-   unchecked fixture), before the tests fork. */
+/* The line of the documents that starts with prefix: there is one. */
+static char *recipe_line(const char *prefix)
+{
+	struct test_document_line lines[4];
+	size_t count = test_document_lines(prefix, false, lines, 4);
+	ck_assert_msg(count == 1, "%zu lines of the documents start with %s", count, prefix);
+	return lines[0].text;
+}
+
+/* Builds the wheel and installs it into a fresh venv, with the offline recipe of docs/python.md,
+   its lines as written, in a copy of the source: once, in the test program itself (an unchecked
+   fixture), before the tests fork. */
 static void build_and_install(void)
 {
 	const char *base = getenv("TMPDIR");
 	workspace = test_format("%s/nvinterpose-wheel-XXXXXX", base && base[0] ? base : "/tmp");
 	ck_assert_ptr_nonnull(mkdtemp(workspace));
-	char *source = test_format("%s/source", workspace), *wheels = test_format("%s/wheels", workspace);
+	char *source = test_format("%s/source", workspace), *wheels = test_format("%s/dist", source);
 	copy_source(test_setting("NVI_SOURCE_ROOT"), source);
-	struct test_run built = shell(no_env, test_format("cd '%s' && '%s' -m pip wheel --no-build-isolation --no-deps --no-index . -w '%s' 2>&1",
-							  source, python, wheels), 900);
+	struct test_run built = shell(no_env, test_format("exec 2>&1; cd '%s'\n%s\n", source, recipe_line("/usr/bin/python3 -m pip wheel ")), 900);
 	DIR *dir = opendir(wheels);
 	for (struct dirent *entry; dir && (entry = readdir(dir));)
 		if (strstr(entry->d_name, ".whl"))
@@ -79,14 +88,17 @@ static void build_and_install(void)
 	if (dir)
 		closedir(dir);
 	ck_assert_msg(built.status == 0 && wheel, "the wheel did not build (%d):\n%s", built.status, built.output);
-	char *venv = test_format("%s/venv", workspace);
-	struct test_run installed = shell(no_env, test_format("'%s' -m venv '%s' && '%s/bin/pip' install --no-index '%s' 2>&1", python, venv, venv, wheel), 300);
+	char *venv = test_format("%s/.venv", source);
+	/* One line each: a line may end with a comment. */
+	struct test_run installed = shell(no_env, test_format("set -e; exec 2>&1; cd '%s'\n%s\n%s\n", source, recipe_line("python3 -m venv .venv "),
+							      recipe_line(".venv/bin/python -m pip install --no-index ")), 300);
 	ck_assert_msg(installed.status == 0, "the wheel did not install into a fresh venv:\n%s", installed.output);
 	venv_python = test_format("%s/bin/python", venv);
 	venv_run = test_format("%s/bin/nvinterpose-run", venv);
 	struct test_run site = shell(no_env, test_format("'%s' -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])'", venv_python), 60);
 	site.output[strcspn(site.output, "\n")] = '\0';
-	venv_runtime = test_format("%s/nvinterpose/libnvinterpose.so.0", site.output);
+	venv_package = test_format("%s/nvinterpose", site.output);
+	venv_runtime = test_format("%s/libnvinterpose.so.0", venv_package);
 	struct test_run has = shell(no_env, "/usr/bin/python3 -c 'import pytest, xdist' 2>&1", 60);
 	if (has.status != 0) {
 		pytest_missing = test_format("/usr/bin/python3 lacks pytest or pytest-xdist (Debian: python3-pytest python3-pytest-xdist): %s", has.output);
@@ -132,7 +144,9 @@ static void check_fixed_by_the_venvs_runtime(const struct test_run *run)
 START_TEST(test_wheel_is_py3_none_platform_with_one_runtime_and_no_links)
 {
 	const char *name = strrchr(wheel, '/') + 1;
-	ck_assert_msg(strstr(name, "-py3-none-manylinux_2_") || strstr(name, "-py3-none-linux_"), "%s", name);
+	/* The runtime and the inspector bind no glibc version above 2.17 and need only what the policy
+	   allows (tools/wheel_backend.py checks as auditwheel would). */
+	ck_assert_msg(strstr(name, "-py3-none-manylinux_2_17_"), "%s", name);
 	char *script = test_format("import stat, sys, zipfile\n"
 				   "wheel = zipfile.ZipFile(sys.argv[1])\n"
 				   "for info in wheel.infolist():\n"
@@ -145,6 +159,7 @@ START_TEST(test_wheel_is_py3_none_platform_with_one_runtime_and_no_links)
 	ck_assert_msg(!test_contains(run.output, "link "), "no symbolic links: %s", run.output);
 	ck_assert_msg(test_count(run.output, "libnvinterpose") == 1 && test_contains(run.output, "file nvinterpose/libnvinterpose.so.0\n"), "%s", run.output);
 	ck_assert_msg(test_contains(run.output, "file nvinterpose/nvinterpose-run\n"), "the shell launcher: %s", run.output);
+	ck_assert_msg(test_contains(run.output, "file nvinterpose/nvinterpose-inspect\n"), "the inspector: %s", run.output);
 	ck_assert_msg(test_contains(run.output, "file nvinterpose/__init__.py\n") && test_contains(run.output, "file nvinterpose-auto.pth\n"), "%s", run.output);
 	ck_assert_msg(!test_contains(run.output, ".data/"), "nothing outside the package (headers, man pages, data): %s", run.output);
 	ck_assert_msg(test_contains(run.output, "file nvinterpose_pytest.py\n"), "the pytest plugin, beside the package: %s", run.output);
@@ -249,21 +264,59 @@ START_TEST(test_run_on_windows_waits_for_the_launcher_and_returns_its_status)
 }
 END_TEST
 
-START_TEST(test_python_m_nvinterpose_inspect_runs_the_inspector_it_finds)
+/* The wheel carries the inspector beside the package, with libelf and libz linked in: it needs
+   nothing beyond what the manylinux policy allows (and binds no glibc version above 2.17, which the
+   tag holds), so a venv with the wheel alone lists the families, draws a tree as JSON, tells what
+   the runtime would do and scans. */
+START_TEST(test_python_m_nvinterpose_inspect_runs_the_wheels_inspector)
 {
-	/* The wheel does not carry the inspector: on PATH it is run, elsewhere the message says why. */
-	const char *none[] = { "PATH=/usr/bin:/bin", NULL };
-	struct test_run missing = shell(none, test_format("'%s' -m nvinterpose inspect --families", venv_python), 60);
-	ck_assert_msg(missing.status == 2 && test_contains(missing.output, "nvinterpose-inspect is not installed (the wheel does not carry it"), "%s",
-		      missing.output);
-	const char *inspector = getenv("NVI_INSPECT");
-	if (!inspector || access(inspector, X_OK) != 0)
-		return; /* built without libelf */
-	char *folder = test_format("%s", inspector);
-	*strrchr(folder, '/') = '\0';
-	const char *on_path[] = { test_format("PATH=%s:/usr/bin:/bin", folder), NULL };
-	struct test_run run = shell(on_path, test_format("'%s' -m nvinterpose inspect --families", venv_python), 60);
-	ck_assert_msg(run.status == 0 && test_contains(run.output, "nvrtc ") && test_contains(run.output, "libnvrtc.so.N"), "%s", run.output);
+	char *inspector = test_format("%s/nvinterpose-inspect", venv_package);
+	if (strcmp(test_setting("NVI_LIBELF_STATIC"), "yes") != 0) {
+		ck_assert_msg(access(inspector, F_OK) != 0, "%s", inspector);
+		printf("SKIP: the wheel carries no inspector here: it needs libelf's static archive (Debian: libelf-dev)\n");
+		return;
+	}
+	struct test_run needed = shell(no_env, test_format("objdump -p '%s' | grep NEEDED | sort", inspector), 60);
+	ck_assert_msg(needed.status == 0 && !strcmp(needed.output, "  NEEDED               libc.so.6\n  NEEDED               libdl.so.2\n"
+								     "  NEEDED               libpthread.so.0\n"),
+		      "libelf and libz are linked in: %s", needed.output);
+	const char *bare[] = { "PATH=/usr/bin:/bin", NULL };
+	struct test_run families = shell(bare, test_format("'%s' -m nvinterpose inspect --families", venv_python), 60);
+	ck_assert_msg(families.status == 0 && test_contains(families.output, "nvrtc ") && test_contains(families.output, "libnvrtc.so.N"), "%s",
+		      families.output);
+	struct standin_wheel standin = standin_nvrtc_wheel(1);
+	char *check = test_format("%s/check.py", standin.root);
+	test_write_file(check, "import json, sys\n"
+			       "document = json.load(sys.stdin)\n"
+			       "root = document['files'][0]['objects'][0]\n"
+			       "print('root:', root['family'], root['path'])\n"
+			       "for d in root['runtime']:\n"
+			       "    print('run time:', d['name'], d['how'], d['family'], len(d['looked']) > 0)\n");
+	struct test_run tree = shell(bare, test_format("'%s' -m nvinterpose inspect --json '%s' | '%s' '%s'", venv_python, standin.nvrtc, venv_python, check), 60);
+	/* The seed case: the loader does not find the builtins beside NVRTC, and the tree says where it looked. */
+	ck_assert_msg(tree.status == 0 && test_contains(tree.output, test_format("root: nvrtc %s\n", standin.nvrtc)) &&
+			      test_contains(tree.output, "run time: libnvrtc-builtins.so.77.1 not_found nvrtc-builtins True\n"),
+		      "%s", tree.output);
+	/* The what-if: the runtime would load the builtins from the folder NVRTC was loaded from. */
+	struct test_run what_if = shell(bare, test_format("'%s' -m nvinterpose inspect --cache=none --policy=fallback '%s'", venv_python, standin.nvrtc), 60);
+	ck_assert_msg(what_if.status == 0 && test_contains(what_if.output, test_format("libnvrtc-builtins.so.77.1 => %s [registered_origin]", standin.builtins)) &&
+			      test_contains(what_if.output, "<- the runtime loads it first"),
+		      "%d %s", what_if.status, what_if.output);
+	const char *scan_env[] = { "PATH=/usr/bin:/bin", test_format("LD_LIBRARY_PATH=%s", standin.lib), NULL };
+	struct test_run scan = shell(scan_env, test_format("'%s' -m nvinterpose inspect --scan --python='%s'", venv_python, venv_python), 120);
+	ck_assert_msg(test_contains(scan.output, test_format("LD_LIBRARY_PATH  %s: 2 NVIDIA files\n", standin.lib)) &&
+			      test_contains(scan.output, "libnvrtc.so.77 (nvrtc): 1 copy\n"),
+		      "%d %s", scan.status, scan.output);
+	/* Without it (a wheel built without libelf's archive) the message says so; on Windows, why. */
+	char *here = test_format("%s/inspector-less-XXXXXX", workspace);
+	ck_assert_ptr_nonnull(mkdtemp(here));
+	struct test_run missing = shell(bare, test_format("'%s' -c 'import nvinterpose.__main__ as m, sys; m.HERE = sys.argv[1]; "
+							  "sys.exit(m.inspect([\"--families\"]))' '%s'", venv_python, here), 60);
+	ck_assert_msg(missing.status == 2 && test_contains(missing.output, test_format("nvinterpose-inspect is neither in %s nor on PATH", here)), "%d %s",
+		      missing.status, missing.output);
+	struct test_run windows = shell(bare, test_format("'%s' -c 'import nvinterpose.__main__ as m, sys; sys.exit(m.inspect([], windows=True))'", venv_python), 60);
+	ck_assert_msg(windows.status == 2 && test_contains(windows.output, "nvinterpose-inspect reads ELF files: it is for Linux"), "%d %s", windows.status,
+		      windows.output);
 }
 END_TEST
 
@@ -284,7 +337,11 @@ START_TEST(test_import_uses_the_runtime_already_in_the_process)
 }
 END_TEST
 
-START_TEST(test_api_wraps_the_c_api_and_raises_oserror)
+/* The API wraps the C API; its errors name what is wrong: an unknown family (ValueError with the
+   argument and the families), a family not loaded yet (LookupError), a relative folder
+   (ValueError), a missing one (FileNotFoundError, with its name). families() is the table's list,
+   the one the inspector prints. */
+START_TEST(test_api_wraps_the_c_api_and_its_errors_say_what_is_wrong)
 {
 	struct standin_wheel standin = standin_nvrtc_wheel(1);
 	char *script = test_format("%s/api.py", standin.root);
@@ -294,12 +351,14 @@ START_TEST(test_api_wraps_the_c_api_and_raises_oserror)
 					    "print('origins:', nvinterpose.origins('nvrtc'))\n"
 					    "nvinterpose.register_folder('cublas', '/usr')\n"
 					    "print('cublas:', nvinterpose.origins('cublas'))\n"
-					    "for call in (lambda: nvinterpose.register_folder('cublas', 'relative'), lambda: nvinterpose.family_origin('no-such-family'),\n"
-					    "             lambda: nvinterpose.family_origin('cudnn')):\n"
+					    "for call in (lambda: nvinterpose.register_folder('notafamily', '/tmp'), lambda: nvinterpose.family_origin('libnvrtc.so.13'),\n"
+					    "             lambda: nvinterpose.origins('libcudart'), lambda: nvinterpose.family_origin('cudnn'),\n"
+					    "             lambda: nvinterpose.register_folder('cublas', 'relative'), lambda: nvinterpose.register_folder('cublas', '/no/such/folder')):\n"
 					    "    try:\n"
 					    "        call()\n"
-					    "    except OSError as error:\n"
-					    "        print('error:', errno.errorcode[error.errno], error.strerror)\n"
+					    "    except Exception as error:\n"
+					    "        print('error:', type(error).__name__, error)\n"
+					    "print('families:', nvinterpose.families())\n"
 					    "print('rescan:', nvinterpose.rescan())\n"
 					    "print('patched:', [(p.object, p.symbol, p.place) for p in nvinterpose.patches() if p.state == 'patched' and p.place == 'dynsym'][:1])\n"
 					    "print('version:', nvinterpose.version() == nvinterpose.__version__)\n"
@@ -312,8 +371,28 @@ START_TEST(test_api_wraps_the_c_api_and_raises_oserror)
 	ck_assert_msg(test_contains(run.output, test_format("origin: %s\n", standin.lib)), "%s", run.output);
 	ck_assert_msg(test_contains(run.output, test_format("origins: [('nvrtc', '%s')]\n", standin.lib)), "%s", run.output);
 	ck_assert_msg(test_contains(run.output, "cublas: [('cublas', '/usr')]\n"), "%s", run.output);
-	ck_assert_msg(test_contains(run.output, "error: EINVAL Invalid argument\nerror: EINVAL Invalid argument\nerror: ENOENT No such file or directory\n"), "%s",
-		      run.output);
+	const char *families = "'cudart', 'nvrtc', 'nvrtc-builtins', ";
+	const char *listed = "the families: cudart, nvrtc, nvrtc-builtins, ";
+	ck_assert_msg(test_contains(run.output, "error: ValueError register_folder(): family 'notafamily' is not one the runtime knows") &&
+			      test_contains(run.output, "error: ValueError family_origin(): family 'libnvrtc.so.13' is not one the runtime knows (a family names a "
+							"library: 'nvrtc' for libnvrtc.so.N and nvrtc64_*.dll); ") &&
+			      test_contains(run.output, "error: ValueError origins(): family 'libcudart' is not one") && test_count(run.output, listed) == 3,
+		      "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "error: LookupError family_origin(): no library of family 'cudnn' was loaded (nor a folder registered for it) yet\n"),
+		      "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "error: ValueError register_folder(): folder 'relative' is not an absolute path\n") &&
+			      test_contains(run.output, "error: FileNotFoundError [Errno 2] No such file or directory: '/no/such/folder'\n"),
+		      "%s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("families: [%s", families)) && test_contains(run.output, "'cublasLt'"), "%s", run.output);
+	/* The wheel's inspector prints the same list, from the same table. */
+	if (strcmp(test_setting("NVI_LIBELF_STATIC"), "yes") == 0) {
+		char *inspector = test_format("%s/nvinterpose-inspect", venv_package);
+		struct test_run listed_by_inspector = shell(no_env, test_format("'%s' --families --json | '%s' -c 'import json, sys; "
+										   "print(\"families:\", [f[\"family\"] for f in json.load(sys.stdin)])'",
+										   inspector, venv_python), 60);
+		listed_by_inspector.output[strcspn(listed_by_inspector.output, "\n")] = '\0';
+		ck_assert_msg(test_contains(run.output, listed_by_inspector.output), "%s\n%s", listed_by_inspector.output, run.output);
+	}
 	ck_assert_msg(test_contains(run.output, "rescan: 1\n"), "the builtins, loaded ahead: %s", run.output);
 	ck_assert_msg(test_contains(run.output, "libc.so.6', 'dlopen', 'dynsym')]"), "%s", run.output);
 	ck_assert_msg(test_contains(run.output, "version: True\n"), "%s", run.output);
@@ -576,7 +655,7 @@ END_TEST
 int main(void)
 {
 	if (!(python = find_python())) {
-		printf("SKIP: no Python with meson-python, venv and pip (Debian: python3-mesonpy python3-venv python3-pip)\n");
+		printf("SKIP: /usr/bin/python3 lacks meson-python, venv or pip (Debian: python3-mesonpy python3-venv python3-pip)\n");
 		return TEST_SKIP;
 	}
 	Suite *suite = suite_create("wheel");
@@ -589,9 +668,9 @@ int main(void)
 	tcase_add_test(tc, test_python_m_nvinterpose_run_preloads_the_venvs_runtime);
 	tcase_add_test(tc, test_launcher_options_status_and_errors);
 	tcase_add_test(tc, test_run_on_windows_waits_for_the_launcher_and_returns_its_status);
-	tcase_add_test(tc, test_python_m_nvinterpose_inspect_runs_the_inspector_it_finds);
+	tcase_add_test(tc, test_python_m_nvinterpose_inspect_runs_the_wheels_inspector);
 	tcase_add_test(tc, test_import_uses_the_runtime_already_in_the_process);
-	tcase_add_test(tc, test_api_wraps_the_c_api_and_raises_oserror);
+	tcase_add_test(tc, test_api_wraps_the_c_api_and_its_errors_say_what_is_wrong);
 	tcase_add_test(tc, test_auto_attach_at_interpreter_start_only_with_nvinterpose_auto);
 	tcase_add_test(tc, test_real_nvrtc_compiles_after_import_nvinterpose);
 	tcase_add_test(tc, test_pytest_plugin_changes_nothing_unless_asked);

@@ -1969,6 +1969,29 @@ START_TEST(test_what_if_applies_the_trust_rule_for_the_user_of_the_process)
 }
 END_TEST
 
+/* One inspector for every glibc the runtime loads on (the wheel carries it): no symbol version above
+   GLIBC_2.17, its start and the loader functions at the machine's first version (libdl's before
+   2.34), constructors run once, and libelf and libz linked in where their archives were found. */
+START_TEST(test_inspector_binds_no_glibc_version_above_2_17)
+{
+	const char *inspector = test_setting("NVI_INSPECT");
+	const char *highest[] = { "/bin/sh", "-c", test_format("objdump -T '%s' | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -n 1", inspector), NULL };
+	static const char *const no_env[] = { NULL };
+	struct test_run run = test_run(highest, no_env, 60);
+	ck_assert_msg(test_contains(run.output, "GLIBC_2.") && strverscmp(run.output, "GLIBC_2.17\n") <= 0, "highest: %s", run.output);
+	const char *base[] = { "/bin/sh", "-c",
+			       test_format("objdump -T '%s' | grep -wE '__libc_start_main|dlopen|dlerror|dlclose' | grep -o 'GLIBC_[0-9.]*' | sort -u", inspector),
+			       NULL };
+	run = test_run(base, no_env, 60);
+	ck_assert_str_eq(run.output, test_format("%s\n", test_setting("NVI_GLIBC_BASE")));
+	if (strcmp(test_setting("NVI_LIBELF_STATIC"), "yes") == 0) {
+		const char *needed[] = { "/bin/sh", "-c", test_format("objdump -p '%s' | grep NEEDED | grep -E 'libelf|libz'", inspector), NULL };
+		run = test_run(needed, no_env, 60);
+		ck_assert_msg(run.status != 0 && !run.output[0], "libelf and libz are linked in: %s", run.output);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *suite = suite_create("inspect");
@@ -2034,6 +2057,7 @@ int main(void)
 	tcase_add_test(tc, test_text_grows_with_the_objects_not_with_the_depth);
 	tcase_add_test(tc, test_a_cut_tree_says_so_and_exits_3);
 	tcase_add_test(tc, test_a_ring_of_10000_files_each_10000_deep_is_bounded);
+	tcase_add_test(tc, test_inspector_binds_no_glibc_version_above_2_17);
 	if (geteuid() == 0) /* it hands the sibling to another user */
 		tcase_add_test(tc, test_what_if_applies_the_trust_rule_for_the_user_of_the_process);
 	else

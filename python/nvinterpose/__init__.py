@@ -10,12 +10,15 @@ then talks to it.
     import nvinterpose
     nvinterpose.origins()                # [("nvrtc", "/venv/.../nvidia/cu13/lib"), ...]
     nvinterpose.family_origin("nvrtc")   # the first folder NVRTC was loaded from
+    nvinterpose.families()               # ["cudart", "nvrtc", "nvrtc-builtins", ...]
     nvinterpose.register_folder("nvrtc", "/opt/nvrtc/lib")
     nvinterpose.rescan()                 # the attach scan again
     nvinterpose.patches()                # what attaching patched (Linux)
     nvinterpose.report()                 # what the exit report knows, as data
 
-Errors from the runtime raise OSError with the errno's message. `python -m nvinterpose run --
+A family the runtime does not know raises ValueError naming the argument and the families; a
+family not loaded yet, LookupError; a folder that is not absolute, ValueError; one that does not
+exist, FileNotFoundError or NotADirectoryError; other errors from the runtime, OSError. `python -m nvinterpose run --
 python app.py` runs a command with the runtime preloaded (see `python -m nvinterpose --help`).
 """
 
@@ -33,6 +36,7 @@ __all__ = [
     "Patch",
     "Report",
     "ReportEntry",
+    "families",
     "family_origin",
     "library_path",
     "origins",
@@ -163,6 +167,11 @@ def _attach():
     runtime.nvi_rescan.restype = ctypes.c_int
     runtime.nvi_rescan.argtypes = []
     try:
+        runtime.nvi_list_families.restype = ctypes.c_int
+        runtime.nvi_list_families.argtypes = [ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t]
+    except AttributeError:  # a runtime older than the list of families
+        pass
+    try:
         runtime.nvi_list_patches.restype = ctypes.c_int
         runtime.nvi_list_patches.argtypes = [ctypes.POINTER(_Patch), ctypes.c_size_t]
     except AttributeError:  # a runtime older than the patcher
@@ -179,10 +188,20 @@ _found_in_process = False  # the process had the runtime before the import (prel
 _runtime = _attach()
 
 
-def _checked(result):
+def _checked(result, filename=None):
     if result < 0:
-        raise OSError(-result, os.strerror(-result))
+        code = -result
+        error = {errno.ENOENT: FileNotFoundError, errno.ENOTDIR: NotADirectoryError}.get(code, OSError) if filename else OSError
+        raise error(code, os.strerror(code), filename) if filename else error(code, os.strerror(code))
     return result
+
+
+def _check_family(function, family):
+    """ValueError naming the argument when the runtime does not know family (its EINVAL)."""
+    known = families()
+    if family not in known:
+        raise ValueError("%s(): family %r is not one the runtime knows (a family names a library: 'nvrtc' for libnvrtc.so.N"
+                         " and nvrtc64_*.dll); the families: %s" % (function, family, ", ".join(known)))
 
 
 def _text(value):
@@ -217,26 +236,50 @@ def runtime_path():
     return os.path.abspath(os.fsdecode(info.fname))
 
 
+def families():
+    """The families the runtime knows ("cudart", "nvrtc", "nvrtc-builtins", "cublas", ...), the
+    names the other functions take, in the order of its table."""
+    try:
+        list_families = _runtime.nvi_list_families
+    except AttributeError:  # a runtime older than the list of families
+        raise OSError(errno.ENOSYS, "the runtime serving the process (%s) cannot list its families" % version())
+    capacity = 128
+    while True:
+        buffer = (ctypes.c_char_p * capacity)()
+        total = _checked(list_families(buffer, capacity))
+        if total <= capacity:
+            return [name.decode() for name in buffer[:total]]
+        capacity = total
+
+
 def origins(family=None):
     """Every registered origin as (family, folder), in the order first seen; of one family when
-    family is given (OSError EINVAL for a family the runtime does not know)."""
+    family is given (ValueError for a family the runtime does not know)."""
     name = None if family is None else family.encode()
     capacity = 64
     while True:
         buffer = (_Origin * capacity)()
-        total = _checked(_runtime.nvi_list_origins(name, buffer, capacity))
+        result = _runtime.nvi_list_origins(name, buffer, capacity)
+        if result == -errno.EINVAL:
+            _check_family("origins", family)
+        total = _checked(result)
         if total <= capacity:
             return [(entry.family.decode(), _text(entry.folder)) for entry in buffer[:total]]
         capacity = total + 16
 
 
 def family_origin(family):
-    """The first folder a family ("nvrtc", "cublasLt", ...) was loaded from; OSError ENOENT when
-    none was loaded nor registered yet."""
+    """The first folder a family ("nvrtc", "cublasLt", ...) was loaded from; LookupError when no
+    library of the family was loaded (nor a folder registered for it) yet, ValueError for a family
+    the runtime does not know."""
     size = 4096
     while True:
         buffer = ctypes.create_string_buffer(size)
         result = _runtime.nvi_family_origin(family.encode(), buffer, size)
+        if result == -errno.EINVAL:
+            _check_family("family_origin", family)
+        if result == -errno.ENOENT:
+            raise LookupError("family_origin(): no library of family %r was loaded (nor a folder registered for it) yet" % family)
         if result != -errno.ERANGE:
             _checked(result)
             return _text(buffer.value)
@@ -244,8 +287,14 @@ def family_origin(family):
 
 
 def register_folder(family, folder):
-    """Registers an absolute, existing folder as an origin of family."""
-    _checked(_runtime.nvi_register_folder(family.encode(), os.fsencode(folder)))
+    """Registers an absolute, existing folder as an origin of family. ValueError for a family the
+    runtime does not know or a folder that is not absolute; FileNotFoundError or
+    NotADirectoryError for one that is not a folder."""
+    result = _runtime.nvi_register_folder(family.encode(), os.fsencode(folder))
+    if result == -errno.EINVAL:
+        _check_family("register_folder", family)
+        raise ValueError("register_folder(): folder %r is not an absolute path" % (folder,))
+    _checked(result, folder)
 
 
 def rescan():

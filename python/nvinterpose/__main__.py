@@ -21,8 +21,8 @@ their dependents whoever loaded them; the same as the nvinterpose-run command th
 installs (options: python -m nvinterpose run --help). On Windows it runs the package's
 nvinterpose-run.exe, waits for it and exits with its status.
 
-inspect: runs nvinterpose-inspect (nvinterpose-inspect --help), when it is installed beside the
-package or on PATH; the wheel does not carry it (it needs libelf).
+inspect: runs nvinterpose-inspect (nvinterpose-inspect --help), the one the Linux wheel carries
+beside the package, or else one on PATH.
 """
 
 HERE = os.path.dirname(os.path.abspath(nvinterpose.__file__))
@@ -71,11 +71,16 @@ def run(arguments, windows=sys.platform == "win32"):
     os.execv("/bin/sh", ["/bin/sh", launcher] + list(arguments))
 
 
-def inspect(arguments):
+def inspect(arguments, windows=sys.platform == "win32"):
+    """Runs the inspector beside the package (the Linux wheel's, a program of its own with libelf
+    linked in), or else one on PATH, in this process's place."""
+    if windows:
+        sys.stderr.write("nvinterpose: nvinterpose-inspect reads ELF files: it is for Linux, and the Windows wheel does not carry it\n")
+        return 2
     inspector = shutil.which("nvinterpose-inspect", path=os.pathsep.join([HERE, os.environ.get("PATH", "")]))
     if inspector is None:
-        sys.stderr.write("nvinterpose: nvinterpose-inspect is not installed (the wheel does not carry it: it needs libelf);"
-                         " build the project with meson to get it\n")
+        sys.stderr.write("nvinterpose: nvinterpose-inspect is neither in %s nor on PATH (a wheel built without libelf's static archive"
+                         " does not carry it; Debian: libelf-dev)\n" % HERE)
         return 2
     sys.stdout.flush()
     os.execv(inspector, [inspector] + arguments)

@@ -7,8 +7,8 @@
    header, and only where the C library is glibc. So it uses no glibc macro (__GLIBC__ is defined by
    <features.h>) and includes nothing: including <features.h> here would fix the feature macros
    before the source's own _GNU_SOURCE. Assembly sources get the same flags and skip it. The
-   versions are those of each machine's glibc ABI lists; stat and fstat, which had no symbol of
-   their own before 2.33, are defined in glibc_compat.c. */
+   versions are those of each machine's glibc ABI lists; stat, fstat and lstat, which had no symbol
+   of their own before 2.33, are defined in glibc_compat.c. */
 #pragma once
 
 #ifndef __ASSEMBLER__
@@ -36,5 +36,11 @@ __asm__(".symver pthread_once, pthread_once@" GLIBC_COMPAT_BASE);
 __asm__(".symver pthread_sigmask, pthread_sigmask@" GLIBC_COMPAT_BASE);
 /* fcntl64 (2.28) differs from fcntl only on 32-bit machines. */
 __asm__(".symver fcntl64, fcntl@" GLIBC_COMPAT_BASE);
+/* A program that calls dlopen (the inspector; -DGLIBC_COMPAT_PROGRAM). Never the runtime, which
+   defines dlopen, its hook, and reaches the real one through dlsym. A program also links libdl.so.2
+   and libpthread.so.0 and starts through glibc_compat_start.c. */
+#ifdef GLIBC_COMPAT_PROGRAM
+__asm__(".symver dlopen, dlopen@" GLIBC_COMPAT_BASE);
+#endif
 
 #endif

@@ -125,6 +125,7 @@ static struct entry *append_entry(int family, const char *path, const char *sona
 	}
 	struct entry *entry = &entries[n];
 	entry->object.family = family;
+	entry->object.driver = libnames_is_driver(family);
 	strcpy(entry->object.soname, soname);
 	entry->object.path = memcpy(text + text_used, path, length);
 	entry->soname_length = strlen(soname);
@@ -422,21 +423,8 @@ const struct loaded_object *loaded_find(const char *file, bool by_path)
 	return by_path ? loaded_find_path(file) : loaded_find_soname(file);
 }
 
-bool loaded_has_soname(const char *soname) { return loaded_find_soname(soname) != NULL; }
-
 bool loaded_has_path(const char *path) { return loaded_find_path(path) != NULL; }
 
-
-bool loaded_path_of_soname(const char *soname, char *path, size_t size)
-{
-	size_t n = atomic_load_explicit(&entry_count, memory_order_acquire);
-	for (size_t i = 0; i < n; i++)
-		if (soname[0] && strcmp(entries[i].object.soname, soname) == 0 && is_loaded(&entries[i]) && strlen(entries[i].object.path) < size) {
-			strcpy(path, entries[i].object.path);
-			return true;
-		}
-	return false;
-}
 
 bool loaded_has_family(int family)
 {

@@ -13,6 +13,7 @@
 struct loaded_object {
 	_Atomic unsigned long generation; /* the sync that last saw it loaded */
 	int family;
+	bool driver;                    /* the family's driver flag */
 	char soname[LOADED_SONAME_MAX]; /* DT_SONAME, or "" when it has none */
 	const char *path;               /* the name the loader loaded it as (l_name), which may be relative */
 	_Atomic bool mixed_origin_looked; /* loaded_mixed_origin_first was asked */
@@ -25,12 +26,9 @@ void loaded_init(void);
    appeared. On return the index covers every object loaded before the call. */
 void loaded_sync(void);
 
-/* True when an NVIDIA object with this soname is loaded, as of the last sync (call loaded_sync
+/* True when an NVIDIA object of this family is loaded, as of the last sync (call loaded_sync
    first for an answer about now). */
-bool loaded_has_soname(const char *soname);
 bool loaded_has_family(int family);
-/* Writes the path of the loaded NVIDIA object with this soname; false when none is loaded. */
-bool loaded_path_of_soname(const char *soname, char *path, size_t size);
 /* True when an NVIDIA object the loader loaded as path (the same name, relative or absolute) is loaded. */
 bool loaded_has_path(const char *path);
 

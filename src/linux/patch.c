@@ -540,6 +540,7 @@ static int find_earlier_runtime(struct dl_phdr_info *info, size_t size, void *ar
 	earlier->api.rescan = (int (*)(void))defined_function(info, &tables, "nvi_rescan");
 	earlier->api.list_patches =
 		(int (*)(struct nvi_patch *, size_t))defined_function(info, &tables, "nvi_list_patches");
+	earlier->api.list_families = (int (*)(const char **, size_t))defined_function(info, &tables, "nvi_list_families");
 	earlier->api.report = (int (*)(struct nvi_report_totals *, struct nvi_report_entry *, size_t))defined_function(
 		info, &tables, "nvi_report");
 	snprintf(earlier->path, sizeof(earlier->path), "%s", info->dlpi_name);

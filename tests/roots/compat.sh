@@ -3,7 +3,8 @@
 # tests, the stand-ins and the probe are built with the root's own compiler against its own glibc
 # (a program built here would need this machine's glibc), and the preload suite (the loader
 # semantics check among it) and the cuda suite (the real NVRTC from a wheel folder: failing without
-# the runtime, passing with LD_PRELOAD, attached late and through the launcher) run there.
+# the runtime, passing with LD_PRELOAD, attached late and through the launcher) run there; then the
+# inspector built here, which binds the oldest symbol versions as the runtime does.
 # Bullseye's meson is older than the project needs: this machine's meson, which is pure Python,
 # is bound into the root and run by the root's Python. Exits 77, saying why, where the root cannot
 # be made or entered (tests/roots/debian-root.sh).
@@ -48,4 +49,16 @@ started=$(now)
 status=0
 in_root "$meson" test -C "$build" --no-rebuild --print-errorlogs --suite preload --suite cuda || status=$?
 echo "suites in the root: $(($(now) - started)) s"
+
+# The inspector built here (the root has no libelf): it binds the oldest symbol versions and starts
+# through the base __libc_start_main (src/linux/glibc_compat_start.c), so it runs on glibc 2.31 too,
+# as the wheel that carries it promises.
+if [ -n "${NVI_INSPECT:-}" ]; then
+	cp -f "$NVI_INSPECT" "$build/nvinterpose-inspect-host"
+	families=$(in_root "$build/nvinterpose-inspect-host" --families 2>&1)
+	tree=$(in_root "$build/nvinterpose-inspect-host" --json "$build/libnvinterpose.so.0" 2>&1)
+	case $families in *"nvrtc-builtins"*) ;; *) echo "the inspector in the root: $families"; status=1 ;; esac
+	case $tree in *'"soname":"libnvinterpose.so.0"'*) echo "the inspector runs in the root: --families and a tree" ;;
+	*) echo "the inspector's tree in the root: $tree"; status=1 ;; esac
+fi
 exit $status

@@ -14,8 +14,8 @@ skip() {
 source_root=${NVI_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=${NVI_WINDOWS_BUILD:-$source_root/build-windows}
 command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1 ||
-	skip "x86_64-w64-mingw32-gcc not found: install mingw-w64 (tools/quickstart does)"
-command -v wine >/dev/null 2>&1 || skip "wine not found: install wine and wine64 (tools/quickstart does)"
+	skip "x86_64-w64-mingw32-gcc not found: install mingw-w64 (tools/quickstart --windows does)"
+command -v wine >/dev/null 2>&1 || skip "wine not found: install wine and wine64 (tools/quickstart --windows does)"
 command -v meson >/dev/null 2>&1 || skip "meson not found"
 
 # The suite builds in its folder and keeps its Wine prefix there (Wine refuses a prefix another

@@ -559,7 +559,7 @@ static void case_policy_off(struct tree *tree)
 static void case_exports(struct tree *tree)
 {
 	(void)tree;
-	static const char *const expected[] = { "nvi_family_origin", "nvi_list_origins", "nvi_list_patches",
+	static const char *const expected[] = { "nvi_family_origin", "nvi_list_families", "nvi_list_origins", "nvi_list_patches",
 						"nvi_register_folder", "nvi_report", "nvi_rescan", "nvi_version" };
 	const DWORD count = sizeof(expected) / sizeof(expected[0]);
 	SetEnvironmentVariableW(L"NVINTERPOSE_DISABLE", L"1");

@@ -19,6 +19,8 @@
 #define _GNU_SOURCE
 #include "plan.h"
 
+#include "origins.h"
+
 #include "config.h"
 #include "libnames.h"
 #include "loaded.h"
@@ -346,10 +348,20 @@ static void report_miss(const struct findings *findings, const struct policy_ans
 	char *other = finding->looked ? malloc(PATH_MAX) : NULL;
 	bool has_other = other && other_version(finding, request->family, request->name, other, PATH_MAX);
 	report_outcome(&(struct outcome){ .kind = OUTCOME_MISSED, .answer = answer, .name = request->name,
-					  .family = request->family, .driver = request->driver, .caller = request->asker,
+					  .family = request->family, .weight = request->weight, .caller = request->asker,
 					  .other = has_other ? other : NULL, .looked = finding->looked,
 					  .looked_count = finding->looked_count });
 	free(other);
+}
+
+/* The loader keeps its choice, a copy at a known path: when that lies in another installation than
+   the NVIDIA asker's, a mixed origin, said before the loader takes it. */
+static void check_loaders_choice(const struct findings *findings, const struct policy_answer *answer)
+{
+	const struct plan_request *request = findings->request;
+	if (answer->reason == POLICY_BECAUSE_LOADER && findings->loader.loader == POLICY_LOADER_FINDS && findings->asker_folder &&
+	    request->asker && policy_watches_mixed_origins(findings->question.policy) && report_mixed_origin_first(request->name))
+		origins_check_mixed(request->name, request->family, request->asker, findings->loader.loader_path, false);
 }
 
 static const struct finding *findings_settle(struct findings *findings, struct policy_answer *answer)
@@ -357,6 +369,7 @@ static const struct finding *findings_settle(struct findings *findings, struct p
 	*answer = decide(findings);
 	if (answer->miss)
 		report_miss(findings, answer);
+	check_loaders_choice(findings, answer);
 	return taken_by(findings, answer);
 }
 
@@ -452,7 +465,6 @@ bool plan_for_requester(const struct plan_request *request, struct plan_load *lo
 
 void plan_check_mixed_origin(const struct plan_request *request, const char *asker, const void *asker_code)
 {
-	char folder[PATH_MAX];
 	const char *loaded = request->loaded_path;
 	struct policy_question question = plan_question(request);
 	if (!policy_decide(&question).check_mixed_origin || !report_mixed_origin_first(request->name))
@@ -460,17 +472,8 @@ void plan_check_mixed_origin(const struct plan_request *request, const char *ask
 	struct link_map *object = asker ? NULL : loader_facts_object_at(asker_code);
 	if (!asker)
 		asker = object && object->l_name && object->l_name[0] ? object->l_name : NULL;
-	if (!asker || libnames_match_linux(libnames_basename(asker), NULL) < 0 || !dst_origin_of(asker, folder, sizeof(folder)) || !loaded)
-		return;
-	struct finding *own = malloc(sizeof(*own));
-	if (!own)
-		return;
-	finding_init(own, NULL);
-	if (finding_walk_own(own, request->name, folder) && !platform_same_file(own->path, loaded))
-		report_outcome(&(struct outcome){ .kind = OUTCOME_MIXED_ORIGIN, .name = request->name, .family = request->family,
-						  .caller = asker, .path = loaded, .own = own->path });
-	finding_free(own);
-	free(own);
+	if (asker && loaded)
+		origins_check_mixed(request->name, request->family, asker, loaded, true);
 }
 
 /* ---- DT_NEEDED ---- */
@@ -563,7 +566,9 @@ static struct plan_request need_request(const char *name)
 		const struct loaded_object *loaded = loaded_find_soname(name);
 		request.loaded = loaded != NULL;
 		request.loaded_path = loaded ? loaded->path : NULL;
-		request.heard = report_misses_wanted(request.driver);
+		/* A DT_NEEDED: the loader fails the load without it, whoever needs it. */
+		request.weight = report_miss_weight(POLICY_NEEDED, NULL, request.family, request.driver);
+		request.heard = report_misses_wanted(request.weight);
 	}
 	return request;
 }

@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "dynamic.h"
 #include "policy.h"
+#include "report.h"
 
 #include <limits.h>
 #include <link.h>
@@ -27,6 +28,7 @@ struct plan_request {
 	/* A miss of the name would be shown or recorded (report_misses_wanted), for a request whose
 	   misses are reported. The front learns it once. */
 	bool heard;
+	enum report_miss_weight weight; /* how loud a miss of it is (report_miss_weight) */
 	/* The object whose search applies: the dlopen caller, the audit front's requester, the
 	   library the attach scan loads for. */
 	struct link_map *caller;

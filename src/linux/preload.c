@@ -97,7 +97,7 @@ static bool answer_loaded(const char *file, bool by_path, const struct loaded_ob
 	if (!loaded)
 		return false;
 	last_answer = (struct last_answer){ object, by_path };
-	if (!by_path && policy_watches_mixed_origins(config_get()->policy))
+	if (!by_path && policy_watches_mixed_origins(config_get()->policy) && (!object || loaded_mixed_origin_first(object)))
 		check_mixed_origin(file, object, request, caller);
 	*handle = loaded;
 	return true;
@@ -166,14 +166,14 @@ out:
 
 static enum route_action act_on_bare_name(const struct request *request, int mode, const void *caller, void **handle)
 {
+	struct link_map *object = loader_facts_object_at(caller);
 	struct plan_request asked = { .kind = POLICY_DLOPEN, .name = request->file, .family = request->family,
-				      .driver = request->driver, .heard = report_misses_wanted(request->driver) };
+				      .driver = request->driver, .caller = object, .asker = object_name(object) };
+	asked.weight = report_miss_weight(POLICY_DLOPEN, asked.asker, asked.family, asked.driver);
+	asked.heard = report_misses_wanted(asked.weight);
 	if (!plan_worth_making(&asked))
 		return ROUTE_PASS;
 	struct plan_load *load = malloc(sizeof(*load));
-	struct link_map *object = loader_facts_object_at(caller);
-	asked.caller = object;
-	asked.asker = object_name(object);
 	if (load && plan_bare_name(&asked, load) && (*handle = carry_out_load(load, mode, &asked))) {
 		free(load);
 		return ROUTE_HANDLED;
@@ -181,8 +181,8 @@ static enum route_action act_on_bare_name(const struct request *request, int mod
 	free(load);
 	/* The loader has the call. When it loads the library, its origin is registered at the next
 	   sync, with this caller. */
-	if (asked.heard)
-		loaded_note_asker(request->file, asked.asker);
+	if (report_askers_wanted())
+		loaded_note_asker(request->file, asked.asker, NULL);
 	return ROUTE_PASS;
 }
 
@@ -203,7 +203,7 @@ static void see_deep_binding(const struct request *request, const void *caller)
 	if (request->by_path)
 		register_by_path(request, &seen, caller);
 	else
-		loaded_note_asker(request->file, object_name(loader_facts_object_at(caller)));
+		loaded_note_asker(request->file, object_name(loader_facts_object_at(caller)), NULL);
 }
 
 static enum route_action act(struct request *request, int mode, const void *caller, void **handle)

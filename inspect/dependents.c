@@ -1,9 +1,11 @@
 /* Run-time dependents: the libraries an NVIDIA library loads by name once it runs (the table's
-   runtime list), each looked up as its own dlopen(name) would be, after the tree it is part of is
-   loaded. The table names only a family, so a file name is chosen first. */
+   runtime list, of which those the file itself names: carried_names.h), each looked up as its own
+   dlopen(name) would be, after the tree it is part of is loaded. The name is the one the file
+   carries; where it carries only a base its own code completes, a file name is chosen. */
 #define _GNU_SOURCE
 #include "resolving.h"
 
+#include "carried_names.h"
 #include "libnames.h"
 #include "search.h"
 
@@ -145,7 +147,31 @@ struct run_time_walk {
 	const struct loader_process *process;
 	struct libname_match parent;
 	size_t count;
+	/* The names the file carries (carried_names.h); NULL when they could not be read. */
+	const struct family_names *carried;
 };
+
+/* The name the file asks for family by, as it carries it: of its names of the family, the one
+   that fits best (libnames_dependent_fit; an unversioned name of another component fits, and is
+   shown as asked). NULL, with *named, when it carries names of the family none of which is used as
+   it is (cuDNN's "libcudnn_graph.so", which cuDNN completes with its own version). */
+static const char *carried_name(const struct run_time_walk *walk, int family, bool *named)
+{
+	const char *best = NULL;
+	int best_fit = -1;
+	*named = false;
+	for (size_t i = 0; i < walk->carried->count; i++) {
+		if (walk->carried->families[i] != family)
+			continue;
+		*named = true;
+		int fit = libnames_dependent_fit(&walk->parent, family, walk->carried->names[i]);
+		if (fit > best_fit) {
+			best = walk->carried->names[i];
+			best_fit = fit;
+		}
+	}
+	return best;
+}
 
 static bool needed_has_family(const struct object *object, int family)
 {
@@ -162,11 +188,18 @@ static bool resolve_one_dependent(int family, bool required, void *arg)
 	/* One it names in DT_NEEDED is loaded before it runs: its dlopen finds that object. */
 	if (libnames_is_driver(family) || needed_has_family(object, family))
 		return false;
+	/* A family the file names nowhere is not one it loads (Debian's cuFFT 10 names neither NVRTC nor
+	   nvJitLink, which the table lists for cuFFT 12). */
+	bool named = true;
+	const char *asked = walk->carried ? carried_name(walk, family, &named) : NULL;
+	if (!named)
+		return false;
 	struct dependency *dependency = &object->runtime[object->runtime_count++];
 	dependency->family = family;
 	dependency->run_time = true;
 	dependency->required = required;
-	dependency->name = choose_dependent_name(walk->resolver, walk->tree, object, &walk->parent, family, walk->process);
+	dependency->name = asked ? strdup(asked)
+				 : choose_dependent_name(walk->resolver, walk->tree, object, &walk->parent, family, walk->process);
 	if (dependency->name)
 		resolve_dependency(walk->resolver, walk->tree, object, dependency, walk->process);
 	else
@@ -196,5 +229,6 @@ void resolve_run_time(const struct resolver *r, struct tree *tree, struct object
 	libnames_foreach_dependent(list, count_dependent, &walk.count);
 	if (!(object->runtime = calloc(walk.count, sizeof(*object->runtime))))
 		return;
+	walk.carried = carried_names_of(r->probe, object->path, object->family);
 	libnames_foreach_dependent(list, resolve_one_dependent, &walk);
 }

@@ -16,7 +16,7 @@ void family_files_init(struct family_files *files, const struct ld_cache *cache)
 	files->cache = cache;
 }
 
-static void free_names(struct family_names *names)
+void family_names_free(struct family_names *names)
 {
 	for (size_t i = 0; i < names->count; i++)
 		free(names->names[i]);
@@ -27,7 +27,7 @@ static void free_names(struct family_names *names)
 
 static void free_listing(void *value)
 {
-	free_names(value);
+	family_names_free(value);
 	free(value);
 }
 
@@ -35,10 +35,10 @@ void family_files_free(struct family_files *files)
 {
 	string_map_clear(&files->folders, free_listing);
 	string_map_clear(&files->aliases, NULL);
-	free_names(&files->cached);
+	family_names_free(&files->cached);
 }
 
-static void add_name(struct family_names *names, const char *name, int family)
+void family_names_add(struct family_names *names, const char *name, int family)
 {
 	char **grown = realloc(names->names, (names->count + 1) * sizeof(char *));
 	if (grown)
@@ -73,7 +73,7 @@ const struct family_names *family_files_in_folder(struct family_files *files, co
 		for (int i = 0; i < n; i++) {
 			int family = libnames_match_linux(listed[i], NULL);
 			if (family >= 0)
-				add_name(names, listed[i], family);
+				family_names_add(names, listed[i], family);
 		}
 		platform_free_names(listed, n);
 		if (!string_map_put(&files->folders, key, names)) {
@@ -98,7 +98,7 @@ const struct family_names *family_files_in_cache(struct family_files *files)
 		last = name;
 		int family = libnames_match_linux(name, NULL);
 		if (family >= 0)
-			add_name(&files->cached, name, family);
+			family_names_add(&files->cached, name, family);
 	}
 	return &files->cached;
 }

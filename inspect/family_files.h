@@ -15,6 +15,10 @@ struct family_names {
 	size_t count;
 };
 
+/* Adds a name of family (nothing when memory is short); frees them all. */
+void family_names_add(struct family_names *names, const char *name, int family);
+void family_names_free(struct family_names *names);
+
 struct family_files {
 	const struct ld_cache *cache; /* NULL: none */
 	struct string_map folders;    /* "\ndevice:inode" of a folder -> struct family_names (owned) */

@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include "file_probe.h"
 
+#include "carried_names.h"
+
 #include "elf_names.h"
 
 #include <elf.h>
@@ -34,6 +36,7 @@ void file_probe_free(struct file_probe *probe)
 	string_map_clear(&probe->files, free_probed);
 	string_map_clear(&probe->folders, free);
 	string_map_clear(&probe->installations, free);
+	string_map_clear(&probe->carried, carried_names_free);
 }
 
 char *file_probe_join(const char *folder, const char *name)

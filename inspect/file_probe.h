@@ -40,6 +40,7 @@ struct file_probe {
 	struct string_map files;
 	struct string_map folders;
 	struct string_map installations; /* folder -> the installation it belongs to (mixed_origin.c) */
+	struct string_map carried;       /* path -> the names it carries, or none read (carried_names.c) */
 };
 
 void file_probe_init(struct file_probe *probe, struct loader_host *host);

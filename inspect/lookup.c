@@ -233,10 +233,13 @@ void lookup_search(struct lookup *lookup, const struct loader_process *process)
 		lookup_record(lookup, "(default folders)", HOW_DEFAULT, "not searched: the asker has NODEFLIB", false);
 }
 
-bool lookup_runtime_helps(const struct resolver *r, const struct object *asker, const struct dependency *dependency)
+bool lookup_runtime_helps(const struct resolver *r, const struct tree *tree, const struct object *asker, const struct dependency *dependency)
 {
 	if (!r->what_if || r->what_if->policy == POLICY_OFF || dependency->family < 0 || libnames_is_driver(dependency->family))
 		return false;
+	/* The audit front is asked every search the loader makes, whoever needs the name. */
+	if (tree->audit_front)
+		return true;
 	/* A dlopen by an NVIDIA library reaches the hooks wherever it sits; a DT_NEEDED only as deep as
 	   the runtime's help for a library loaded by path goes. */
 	return dependency->run_time || (asker->runtime_depth >= 0 && asker->runtime_depth <= POLICY_NEEDED_MAX_DEPTH);
@@ -249,9 +252,9 @@ static char *runtime_copy(struct lookup *lookup, struct dependency *dependency, 
 	struct file_probe *probe = lookup->resolver->probe;
 	struct policy_question question = {
 		.policy = lookup->resolver->what_if->policy,
-		.request = dependency->run_time ? POLICY_DLOPEN : POLICY_NEEDED,
+		.request = dependency->run_time ? POLICY_DLOPEN : lookup->tree->audit_front ? POLICY_AUDIT : POLICY_NEEDED,
 		.loader = lookup->path ? POLICY_LOADER_FINDS : POLICY_LOADER_MISSES,
-		.asker_is_nvidia = !dependency->run_time || lookup->asker->family >= 0,
+		.asker_is_nvidia = (!dependency->run_time && !lookup->tree->audit_front) || lookup->asker->family >= 0,
 		.loaded_now = POLICY_NO,
 	};
 	char *own = NULL, *fallback = NULL;
@@ -445,7 +448,7 @@ void resolve_dependency(const struct resolver *r, struct tree *tree, struct obje
 		loader_host_free_dirs(expanded, n > 0 ? (size_t)n : 0);
 	} else {
 		lookup_search(&lookup, process);
-		if (lookup_runtime_helps(r, asker, dependency))
+		if (lookup_runtime_helps(r, tree, asker, dependency))
 			lookup_ask_runtime(&lookup, dependency);
 	}
 	if (lookup.path)

@@ -15,12 +15,10 @@ static bool is_nvidia(int family) { return family >= 0 && !libnames_is_driver(fa
 char *mixed_origin_installation(const char *folder)
 {
 	char root[PATH_MAX];
-	if (search_wheel_root(folder, root, sizeof(root), NULL)) {
-		char *real = realpath(root, NULL);
-		return real ? real : strdup(root);
-	}
-	char *real = realpath(folder, NULL);
-	return real ? real : strdup(folder);
+	if (!search_installation(folder, root, sizeof(root)))
+		return strdup(folder);
+	char *real = realpath(root, NULL);
+	return real ? real : strdup(root);
 }
 
 /* The installation of folder, worked out once a run (realpath walks every component). */
@@ -54,11 +52,16 @@ static void check_entry(struct tree *tree, struct file_probe *probe, const struc
 			.how = d->how,
 			.run_time = d->run_time,
 		};
-		/* The default policy keeps the loader's choice; only coherent takes the asker's own copy. */
-		const char *remedy = !copy ? "" : tree->what_if && tree->policy == POLICY_COHERENT ? ""
-					 : tree->what_if && tree->policy == POLICY_FALLBACK
-						 ? " (the fallback policy keeps the loader's choice; the coherent policy would take it)"
-						 : " (the runtime's default policy, fallback, keeps the loader's choice; the coherent policy would take it)";
+		/* The default policy keeps the loader's choice; only coherent takes the asker's own copy, and
+		   no policy replaces a library the process has loaded already (--pid): first loaded wins. */
+		const char *remedy = !copy ? ""
+				     : d->object->preloaded
+					     ? " (it is loaded in the process already: first loaded wins under every policy, coherent too; "
+					       "only loading the library's own copy first avoids it)"
+				     : tree->what_if && tree->policy == POLICY_COHERENT ? ""
+				     : tree->what_if && tree->policy == POLICY_FALLBACK
+					     ? " (the fallback policy keeps the loader's choice; the coherent policy would take it)"
+					     : " (the runtime's default policy, fallback, keeps the loader's choice; the coherent policy would take it)";
 		if (asprintf(&warning.text, "mixed origins: %s (%s) gets %s%s from %s (%s)%s%s%s", asker->path,
 			     libnames[asker->family].family, d->name, d->run_time ? " at run time" : "", d->object->path,
 			     how_name(d->how), copy ? "; its own installation holds " : "", copy ? copy : "", remedy) >= 0)

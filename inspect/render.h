@@ -53,5 +53,6 @@ void render_json_string(FILE *out, const char *s); /* a JSON string, or null for
 /* Starts a member of the object being written: the comma before all but the first, and its name. */
 void render_json_member(FILE *out, bool *first, const char *name);
 void render_json_string_member(FILE *out, bool *first, const char *name, const char *value);
-/* What the runtime would do for a dependency, in words ("preload", "coherent"), or NULL. */
-const char *render_action_name(enum runtime_action action);
+/* What the runtime would do for a dependency, in words ("preload", "coherent"; "audit-answer" for
+   the audit front's answer to a DT_NEEDED search), or NULL. */
+const char *render_action_name(const struct tree *tree, const struct dependency *d);

@@ -13,9 +13,11 @@
 
 #include <string.h>
 
-const char *render_action_name(enum runtime_action action)
+const char *render_action_name(const struct tree *tree, const struct dependency *d)
 {
-	return action == RUNTIME_PRELOAD ? "preload" : action == RUNTIME_COHERENT ? "coherent" : NULL;
+	if (d->action == RUNTIME_PRELOAD)
+		return tree->audit_front && !d->run_time ? "audit-answer" : "preload";
+	return d->action == RUNTIME_COHERENT ? "coherent" : NULL;
 }
 
 /* The length of the valid UTF-8 sequence at s, or 0. */
@@ -158,7 +160,7 @@ static void id_member(FILE *out, bool *first, const char *name, const struct obj
 		fputs_unlocked("null", out);
 }
 
-static void entry_object(FILE *out, const struct dependency *d)
+static void entry_object(FILE *out, const struct tree *tree, const struct dependency *d)
 {
 	bool first = true;
 	fputc_unlocked('{', out);
@@ -179,7 +181,7 @@ static void entry_object(FILE *out, const struct dependency *d)
 		attempts_array(out, d->attempts, d->attempt_count);
 	}
 	if (d->action != RUNTIME_NONE) {
-		render_json_string_member(out, &first, "action", render_action_name(d->action));
+		render_json_string_member(out, &first, "action", render_action_name(tree, d));
 		render_json_string_member(out, &first, "instead_of", d->loader_path);
 	}
 	if (d->not_followed)
@@ -187,13 +189,13 @@ static void entry_object(FILE *out, const struct dependency *d)
 	fputc_unlocked('}', out);
 }
 
-static void entries(FILE *out, const struct dependency *list, size_t count)
+static void entries(FILE *out, const struct tree *tree, const struct dependency *list, size_t count)
 {
 	fputc_unlocked('[', out);
 	for (size_t i = 0; i < count; i++) {
 		if (i)
 			fputc_unlocked(',', out);
-		entry_object(out, &list[i]);
+		entry_object(out, tree, &list[i]);
 	}
 	fputc_unlocked(']', out);
 }
@@ -219,9 +221,9 @@ static void object_member(FILE *out, const struct tree *tree, const struct objec
 	number(out, o->depth);
 	bool_member(out, &first, "system", o->system);
 	render_json_member(out, &first, "needed");
-	entries(out, o->needed, o->needed_count);
+	entries(out, tree, o->needed, o->needed_count);
 	render_json_member(out, &first, "runtime");
-	entries(out, o->runtime, o->runtime_count);
+	entries(out, tree, o->runtime, o->runtime_count);
 	fputc_unlocked('}', out);
 }
 
@@ -240,7 +242,7 @@ static void runtime_actions(FILE *out, const struct tree *tree)
 			any = true;
 			render_json_string_member(out, &first, "name", d->name);
 			id_member(out, &first, "needed_by", o);
-			render_json_string_member(out, &first, "action", render_action_name(d->action));
+			render_json_string_member(out, &first, "action", render_action_name(tree, d));
 			render_json_string_member(out, &first, "path", d->object ? d->object->path : d->path);
 			render_json_string_member(out, &first, "how", how_name(d->how));
 			render_json_string_member(out, &first, "instead_of", d->loader_path);

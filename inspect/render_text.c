@@ -209,7 +209,9 @@ static void entry_line(struct walk *walk, const struct dependency *d)
 		paint(context, YELLOW, " not followed: the bound of objects was reached");
 	if (d->action != RUNTIME_NONE) {
 		fputc(' ', out);
-		paint(context, MAGENTA, d->action == RUNTIME_PRELOAD ? "<- the runtime loads it first" : "<- the runtime's coherent choice");
+		paint(context, MAGENTA, d->action == RUNTIME_COHERENT ? "<- the runtime's coherent choice"
+					: walk->tree->audit_front && !d->run_time ? "<- the audit front gives the loader it"
+									    : "<- the runtime loads it first");
 		if (d->action == RUNTIME_COHERENT) {
 			fputs(", the loader alone: ", out);
 			render_text_safe(out, d->loader_path ? d->loader_path : "none");
@@ -317,6 +319,8 @@ static void runtime_summary(const struct render_context *context, const struct t
 		render_text_safe(out, w->order_problem);
 		fputc(')', out);
 	}
+	if (tree->audit_front)
+		fputs(", audit front (nvinterpose-run --audit)", out);
 	fputs(tree->action_count ? ": the runtime would\n" : ": the runtime would change nothing here\n", out);
 	for (size_t i = 0; i < tree->object_count; i++) {
 		const struct object *o = tree->objects[i];
@@ -324,7 +328,7 @@ static void runtime_summary(const struct render_context *context, const struct t
 			const struct dependency *d = object_entry(o, k);
 			if (d->action == RUNTIME_NONE || !(d->object || d->not_followed))
 				continue;
-			fputs(d->action == RUNTIME_PRELOAD ? d->run_time ? "  supply " : "  load " : "  take ", out);
+			fputs(d->action == RUNTIME_PRELOAD ? d->run_time ? "  supply " : tree->audit_front ? "  give the loader " : "  load " : "  take ", out);
 			render_text_safe(out, d->object ? d->object->path : d->path);
 			fprintf(out, " (%s) for ", how_name(d->how));
 			render_text_safe(out, o->path);

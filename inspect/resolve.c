@@ -11,6 +11,7 @@
 #include <elf.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <gnu/libc-version.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +105,14 @@ static const struct elf_facts *read_root(const struct resolver *r, const char *f
 	return facts;
 }
 
+/* The audit front answers the loader's searches from glibc 2.34 (before, an audit library cannot
+   call libdl: src/linux/start.h). The inspector runs on the glibc of the programs it looks at. */
+static bool audit_front_answers(void)
+{
+	int major = 0, minor = 0;
+	return sscanf(gnu_get_libc_version(), "%d.%d", &major, &minor) == 2 && (major > 2 || (major == 2 && minor >= 34));
+}
+
 /* The root as the loader starts: its $ORIGIN, the runtime's help, the interpreter and what the
    process of --pid has mapped. */
 static void start_root(const struct resolver *r, struct tree *tree, const char *file, const struct elf_facts *facts)
@@ -121,9 +130,14 @@ static void start_root(const struct resolver *r, struct tree *tree, const char *
 	tree_add_name(tree, tree->root, file);
 	if (r->what_if && r->what_if->policy != POLICY_OFF && tree->root->family >= 0 && !libnames_is_driver(tree->root->family))
 		tree->root->runtime_depth = 0;
-	else if (r->what_if && r->what_if->policy != POLICY_OFF)
-		tree_note(tree, "the runtime helps the DT_NEEDED of an NVIDIA library loaded by path; %s is not one, so it would change nothing here",
-			  file);
+	else if (r->what_if && r->what_if->policy != POLICY_OFF && audit_front_answers()) {
+		tree->audit_front = true;
+		tree_note(tree, "the preloaded runtime helps the DT_NEEDED of an NVIDIA library loaded by path; %s is not one, so the what-if "
+				"is that of nvinterpose-run --audit, whose audit front answers the loader's searches for NVIDIA names", file);
+	} else if (r->what_if && r->what_if->policy != POLICY_OFF)
+		tree_note(tree, "the runtime helps the DT_NEEDED of an NVIDIA library loaded by path; %s is not one, so it would change nothing "
+				"here (the audit front, nvinterpose-run --audit, answers nothing before glibc 2.34; this is %s)", file,
+			  gnu_get_libc_version());
 	add_interpreter(r, tree, facts->interp ? facts->interp : r->host->interpreter);
 	add_mapped(r, tree);
 }

@@ -39,8 +39,10 @@ const struct loader_object *lookup_model_of(const struct resolver *resolver, str
 /* glibc's search for a name without a slash (src/loader/search_order.c). */
 void lookup_search(struct lookup *lookup, const struct loader_process *process);
 /* The what-if: the runtime takes part in this lookup (the policy on, an NVIDIA name that is no
-   driver library, a dlopen by an NVIDIA library or a DT_NEEDED within the runtime's depth). */
-bool lookup_runtime_helps(const struct resolver *resolver, const struct object *asker, const struct dependency *dependency);
+   driver library, a dlopen by an NVIDIA library or a DT_NEEDED within the runtime's depth; under
+   the audit front, tree->audit_front, every search). */
+bool lookup_runtime_helps(const struct resolver *resolver, const struct tree *tree, const struct object *asker,
+			  const struct dependency *dependency);
 /* The runtime's turn after the loader's search, as the policy decides it: the lookup's outcome is
    the runtime's copy when the policy takes one. */
 void lookup_ask_runtime(struct lookup *lookup, struct dependency *dependency);

@@ -54,13 +54,24 @@ static char *mix_hint(const struct warning *w)
 	return n >= 0 ? hint : NULL;
 }
 
-/* Where a copy of family lies in this environment, other than in folder; NULL when nowhere. */
-static const struct copy *other_copy(const struct scan *scan, int family, bool alt)
+/* True when versions a and b have one major (their first component); an unversioned name asks
+   for none. */
+static bool same_major(const char *asked, const char *copy)
+{
+	size_t major = strcspn(asked, ".");
+	return !major || (strncmp(asked, copy, major) == 0 && (copy[major] == '.' || copy[major] == '\0'));
+}
+
+/* Where a copy of the library asked for (its family, .alt-ness and major) lies in this
+   environment; NULL when nowhere. A copy of another major is no answer: cuFFT 10 of CUDA 11 is not
+   helped by CUDA 13's nvJitLink. */
+static const struct copy *other_copy(const struct scan *scan, int family, const struct libname_match *asked)
 {
 	for (size_t i = 0; i < scan->copy_count; i++) {
 		const struct library *l = &scan->libraries[scan->copies[i].library];
 		struct libname_match match;
-		if (l->family == family && libnames_match_linux(libnames_basename(l->name), &match) >= 0 && match.alt == alt)
+		if (l->family == family && libnames_match_linux(libnames_basename(l->name), &match) >= 0 && match.alt == asked->alt &&
+		    same_major(asked->version, match.version))
 			return &scan->copies[i];
 	}
 	return NULL;
@@ -71,9 +82,9 @@ static char *missing_hint(const struct scan *scan, const struct object *asker, c
 	char *hint = NULL;
 	enum how how;
 	char *runtime = d->family >= 0 ? what_if_candidate(scan->request->resolver->probe, d->name, asker->origin, false, &how, NULL) : NULL;
-	struct libname_match match = { 0 };
+	struct libname_match match = { .version = "" };
 	libnames_match_linux(libnames_basename(d->name), &match);
-	const struct copy *elsewhere = d->family >= 0 ? other_copy(scan, d->family, match.alt) : NULL;
+	const struct copy *elsewhere = d->family >= 0 ? other_copy(scan, d->family, &match) : NULL;
 	int n;
 	if (runtime)
 		n = asprintf(&hint, "run under nvinterpose (nvinterpose-run): it finds %s (%s)", runtime, how_name(how));

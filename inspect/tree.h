@@ -150,6 +150,10 @@ struct tree {
 	bool what_if;
 	enum policy policy;
 	size_t action_count;
+	/* What-if of a program (or a library the table does not know): the tree as under
+	   nvinterpose-run --audit, whose audit front answers the loader's searches for NVIDIA names
+	   (the program's own DT_NEEDED too), where the preloaded runtime helps none of them. */
+	bool audit_front;
 	struct supply *would_supply; /* default view only */
 	size_t would_supply_count;
 };

@@ -210,6 +210,9 @@ void config_read(struct config *config, const char *(*getenv_fn)(const char *nam
 			log_message(LOG_ERROR, "NVINTERPOSE_REPORT='%s' is not a process id nor keep; no report", value);
 		else
 			config->report_pid = pid;
+		if (config->report_pid &&
+		    !platform_report_file(pid, getenv_fn("TMPDIR"), config->report_file, sizeof(config->report_file)))
+			config->report_file[0] = '\0';
 	}
 
 	read_switch(getenv_fn, "NVINTERPOSE_ADD_DLL_DIRECTORY", &config->add_dll_directory);

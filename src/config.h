@@ -27,6 +27,9 @@ struct config {
 	bool inject_children;   /* Windows: the runtime in child processes (NVINTERPOSE_CHILDREN) */
 	bool patch;             /* Linux, attached late: dlopen bindings pointed at the hooks (NVINTERPOSE_PATCH) */
 	long report_pid;        /* NVINTERPOSE_REPORT: the process that prints the exit report; 0: none */
+	/* The run's report file, where the other processes append their reports
+	   (platform_report_file); "" where there is none. */
+	char report_file[CONFIG_FOLDER_MAX];
 	bool report_kept;       /* NVINTERPOSE_REPORT=keep: the report kept for nvi_report, printed nowhere */
 	char log_file[CONFIG_FOLDER_MAX];
 	size_t path_count;

@@ -247,6 +247,30 @@ bool libnames_foreach_family(const char *list, bool (*visit)(int family, void *a
 	return libnames_foreach_dependent(list, visit_family, &v);
 }
 
+struct need_search {
+	int family;
+	enum libname_need need;
+};
+
+static bool note_need(int family, bool required, void *arg)
+{
+	struct need_search *search = arg;
+	if (family != search->family)
+		return false;
+	search->need = required ? LIBNAME_NEED_REQUIRED : LIBNAME_NEED_OPTIONAL;
+	return true;
+}
+
+enum libname_need libnames_need(int asker_family, int family)
+{
+	struct need_search search = { family, LIBNAME_NEED_REQUIRED };
+	if (asker_family < 0 || family < 0)
+		return LIBNAME_NEED_NONE;
+	if (libnames_foreach_dependent(libnames[asker_family].needed, note_need, &search))
+		return LIBNAME_NEED_REQUIRED; /* a DT_NEEDED: the loader fails the load without it */
+	return libnames_foreach_dependent(libnames[asker_family].runtime, note_need, &search) ? search.need : LIBNAME_NEED_NONE;
+}
+
 int libnames_dependent_fit(const struct libname_match *parent, int family, const char *name)
 {
 	struct libname_match match;

@@ -68,6 +68,12 @@ bool libnames_foreach_family(const char *list, bool (*visit)(int family, void *a
 /* The same for a runtime list, with whether each dependent is required (not marked '?'). */
 bool libnames_foreach_dependent(const char *list, bool (*visit)(int family, bool required, void *arg), void *arg);
 
+/* What a library of asker_family needs family for, by the table: LIBNAME_NEED_REQUIRED for one its
+   DT_NEEDED names or its run-time list marks required (NVRTC's builtins), LIBNAME_NEED_OPTIONAL for
+   one its run-time list marks optional, LIBNAME_NEED_NONE otherwise (asker_family -1 included). */
+enum libname_need { LIBNAME_NEED_NONE, LIBNAME_NEED_OPTIONAL, LIBNAME_NEED_REQUIRED };
+enum libname_need libnames_need(int asker_family, int family);
+
 /* How well a file name fits as the run-time dependent of family that a library whose own name
    matched as parent asks for: -1 when it cannot be (another family, the other .alt-ness, a
    hash-renamed copy, which nobody asks for by that name, or, for a dependent of the parent's own

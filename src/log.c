@@ -61,6 +61,14 @@ void log_message(enum log_level level, const char *format, ...)
 	va_end(args);
 }
 
+void log_warning_by_default(const char *format, ...)
+{
+	va_list args;
+	va_start(args, format);
+	write_line("warning: ", format, args);
+	va_end(args);
+}
+
 void log_report(const char *format, ...)
 {
 	va_list args;

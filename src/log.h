@@ -49,6 +49,9 @@ bool log_enabled(enum log_level level);
 #define LOG_FORMAT printf
 #endif
 void log_message(enum log_level level, const char *format, ...) __attribute__((format(LOG_FORMAT, 2, 3)));
+/* A warning said at every level, the default (error) included: a failure about to happen that the
+   user can act on only knowing of it (a required library nobody has, a mixed origin). */
+void log_warning_by_default(const char *format, ...) __attribute__((format(LOG_FORMAT, 1, 2)));
 /* A line of the exit report: on stderr whatever the level. */
 void log_report(const char *format, ...) __attribute__((format(LOG_FORMAT, 1, 2)));
 

@@ -138,6 +138,18 @@ long platform_process_id(void);
    section named for its own (report_section.h), which this reads. */
 bool platform_reports_for(long report_pid);
 
+/* The file of a run's report that NVINTERPOSE_REPORT=report_pid names, into path: where each
+   other process of the run appends its report at exit, for the reported process (or the launcher)
+   to print. Linux: TMPDIR (when absolute; else /tmp)/nvinterpose-report-PID, which
+   nvinterpose-run makes the same way (platform_append_line's rules keep another user's file
+   there from being written). False where the runs' reports are not gathered (Windows:
+   the launcher starts one program, which reports). */
+bool platform_report_file(long report_pid, const char *tmpdir, char *path, size_t size);
+/* Reads the file at path (not through a symbolic link; a regular file of the effective user's),
+   at most max bytes, into a malloc'd, NUL-terminated text, and removes it. NULL when there is
+   none or it is refused. */
+char *platform_take_file(const char *path, size_t max);
+
 /* Lets another thread run (sched_yield; SwitchToThread on Windows). */
 void platform_yield(void);
 

@@ -94,7 +94,8 @@ struct policy_answer {
 	/* POLICY_LOAD_FALLBACK: ask the loader for the name first, from the runtime's own frame. Its
 	   ld.so.cache, which no search list shows, may hold the name, and the loader then takes that. */
 	bool by_name_first;
-	/* POLICY_USE_LOADED: under coherent, the asker's own installation may hold another copy. */
+	/* POLICY_USE_LOADED: the object loaded first may come from another installation than the
+	   asker's (policy_watches_mixed_origins). */
 	bool check_mixed_origin;
 	/* The miss record: nobody finds the name, and the request is one whose misses are reported.
 	   The walk lists the places it tried. */
@@ -102,9 +103,10 @@ struct policy_answer {
 	const char *miss_reason; /* how it was asked for: "dlopen by bare name", "DT_NEEDED" */
 };
 
-/* Whether a name loaded already may be a mixed origin under this policy. The hot path of a
+/* Whether mixed origins are looked for under this policy: under every policy that acts (coherent
+   prevents those it can, fallback keeps the loader's choice and says so). The hot path of a
    repeated load asks this alone, inline, before it builds a question. */
-static inline bool policy_watches_mixed_origins(enum policy policy) { return policy == POLICY_COHERENT; }
+static inline bool policy_watches_mixed_origins(enum policy policy) { return policy != POLICY_OFF; }
 
 /* True for the requests whose misses are reported: the hooks' bare names and DT_NEEDED. The audit
    front answers from inside the loader, which reports its own failure, and the attach scan loads

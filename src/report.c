@@ -152,10 +152,36 @@ static void count(enum kind kind, int pair, const struct line_fields *fields, co
 	drop_lock();
 }
 
-bool report_misses_wanted(bool driver)
+enum report_miss_weight report_miss_weight(enum policy_request request, const char *caller, int family, bool driver)
 {
-	return log_enabled(driver ? LOG_INFO : LOG_WARN) || log_events_enabled() || report_on();
+	if (driver)
+		return REPORT_MISS_QUIET;
+	if (request == POLICY_NEEDED)
+		return REPORT_MISS_REQUIRED; /* the loader fails the load without it */
+	int asker = caller ? libnames_match(libnames_basename(caller), NULL) : -1;
+	switch (libnames_need(asker, family)) {
+	case LIBNAME_NEED_REQUIRED: return REPORT_MISS_REQUIRED;
+	case LIBNAME_NEED_OPTIONAL: return REPORT_MISS_QUIET;
+	case LIBNAME_NEED_NONE: break;
+	}
+	return REPORT_MISS_ASKED;
 }
+
+static enum log_level miss_level(enum report_miss_weight weight)
+{
+	return weight == REPORT_MISS_REQUIRED ? LOG_ERROR : weight == REPORT_MISS_ASKED ? LOG_WARN : LOG_INFO;
+}
+
+bool report_misses_wanted(enum report_miss_weight weight)
+{
+	return log_enabled(miss_level(weight)) || log_events_enabled() || report_on();
+}
+
+bool report_askers_wanted(void)
+{
+	return log_enabled(LOG_INFO) || log_events_enabled() || report_on() || policy_watches_mixed_origins(config_get()->policy);
+}
+
 
 #define MISS_COUNTED (-1) /* reported before, or past the table: counted, nothing more */
 
@@ -214,6 +240,7 @@ static const char *policy_name(void) { return config_policy_name(config_get()->p
 /* One outcome in the words of its three records: the log line, the event and the report's line. */
 struct record {
 	enum log_level level;
+	bool by_default; /* a warning said at every level (log_warning_by_default) */
 	struct log_event event;
 	enum kind kind;
 	int pair; /* a miss's pair, or -1 */
@@ -261,14 +288,16 @@ static void record_miss(const struct outcome *miss, struct record *record)
 	write_text(record->reason, sizeof(record->reason), miss->other ? "%s; another version is there: %s" : "%s",
 		 miss->answer->miss_reason, miss->other);
 	const char *caller = caller_or_unknown(miss);
-	record->level = miss->driver || miss->other ? LOG_INFO : LOG_WARN;
+	enum report_miss_weight weight = miss->other ? REPORT_MISS_QUIET : miss->weight;
+	record->level = miss_level(weight) == LOG_INFO ? LOG_INFO : LOG_WARN;
+	record->by_default = weight == REPORT_MISS_REQUIRED;
 	write_text(record->line, sizeof(record->line), "%s wanted by %s (%s): not found; looked in %s", miss->name, caller,
 		 record->reason, places[0] ? places : "no folder");
 	record->event = (struct log_event){ .event = "miss", .reason = record->reason, .looked = miss->looked,
 					    .looked_count = miss->looked_count };
 	record->kind = KIND_MISS;
-	write_text(record->counted, sizeof(record->counted), "miss %s wanted by %s (%s): looked in %zu places", miss->name, caller,
-		 record->reason, miss->looked_count);
+	write_text(record->counted, sizeof(record->counted), "miss %s wanted by %s (%s): looked in %s", miss->name, caller,
+		 record->reason, places[0] ? places : "no folder");
 	record->fields = (struct line_fields){ .field[FIELD_REASON] = record->reason, .field[FIELD_PLACES] = record->places,
 					       .places = miss->looked_count, .warning = record->level == LOG_WARN };
 }
@@ -301,14 +330,26 @@ static void record_loaded(const struct outcome *loaded, struct record *record)
 
 static void record_mixed_origin(const struct outcome *mixed, struct record *record)
 {
+	char own[PLATFORM_PATH_TEXT + 96] = "";
+	if (mixed->own && mixed->already_loaded)
+		write_text(own, sizeof(own), "; %s would take %s", mixed->caller, mixed->own);
+	else if (mixed->own)
+		write_text(own, sizeof(own), "; its own installation holds %s%s", mixed->own,
+			   config_get()->policy == POLICY_COHERENT ? "" : " (the coherent policy would take it)");
 	record->level = LOG_WARN;
-	write_text(record->line, sizeof(record->line), "mixed origins: %s is already loaded from %s; %s would take %s", mixed->name,
-		 mixed->path, mixed->caller, mixed->own);
+	record->by_default = true;
+	if (mixed->already_loaded)
+		write_text(record->line, sizeof(record->line), "mixed origins: %s is already loaded from %s%s%s", mixed->name, mixed->path,
+			   mixed->own ? "" : ", another installation than that of ", mixed->own ? own : mixed->caller);
+	else
+		write_text(record->line, sizeof(record->line), "mixed origins: %s gets %s from another installation: %s%s", mixed->caller,
+			   mixed->name, mixed->path, own);
 	record->event = (struct log_event){ .event = "mixed-origin", .path = mixed->path, .own = mixed->own,
-					    .reason = "first loaded wins: already loaded from another folder" };
+					    .reason = mixed->already_loaded ? "first loaded wins: already loaded from another folder"
+									    : "from another installation than the caller's" };
 	record->kind = KIND_MIXED;
-	write_text(record->counted, sizeof(record->counted), "mixed origin %s: loaded from %s; %s would take %s", mixed->name,
-		 mixed->path, mixed->caller, mixed->own);
+	write_text(record->counted, sizeof(record->counted), "mixed origin %s for %s: from %s%s%s", mixed->name, mixed->caller,
+		 mixed->path, mixed->own ? "; its own installation holds " : "", mixed->own ? mixed->own : "");
 	record->fields = (struct line_fields){ .field[FIELD_PATH] = mixed->path, .field[FIELD_REASON] = record->event.reason,
 					       .field[FIELD_OWN] = mixed->own, .warning = true };
 }
@@ -316,7 +357,7 @@ static void record_mixed_origin(const struct outcome *mixed, struct record *reco
 void report_outcome(const struct outcome *outcome)
 {
 	int pair = outcome->kind == OUTCOME_MISSED ? note_miss(outcome->name, outcome->caller) : -1;
-	struct record *record = malloc(sizeof(*record));
+	struct record *record = calloc(1, sizeof(*record));
 	if (!record || (outcome->kind == OUTCOME_MISSED && pair < 0)) {
 		free(record);
 		return;
@@ -335,7 +376,10 @@ void report_outcome(const struct outcome *outcome)
 	record->fields.field[FIELD_EVENT] = record->event.event;
 	record->fields.field[FIELD_ASKER] = outcome->caller;
 	count(record->kind, pair, &record->fields, record->counted);
-	log_message(record->level, "%s", record->line);
+	if (record->by_default)
+		log_warning_by_default("%s", record->line);
+	else
+		log_message(record->level, "%s", record->line);
 	log_event(&record->event);
 	free(record);
 }
@@ -350,16 +394,86 @@ void report_origin(const char *family, const char *folder, const char *name)
 	      line);
 }
 
+/* Where the report's lines go: stderr, or a block for the run's report file. */
+struct report_sink {
+	char *block; /* NULL: stderr */
+	size_t used, size;
+};
+
+static void emit(struct report_sink *sink, const char *format, ...) __attribute__((format(LOG_FORMAT, 2, 3)));
+static void emit(struct report_sink *sink, const char *format, ...)
+{
+	char line[1200];
+	va_list args;
+	va_start(args, format);
+	vsnprintf(line, sizeof(line), format, args);
+	va_end(args);
+	if (!sink->block) {
+		log_report("%s", line);
+		return;
+	}
+	/* Each line as stderr would show it (log_text_escape), and a line end. */
+	if (sink->used + 1 < sink->size) {
+		sink->used += log_text_escape(sink->block + sink->used, sink->size - sink->used - 1, line);
+		sink->block[sink->used++] = '\n';
+	}
+}
+
+/* This copy's report: the figures, then one line for each thing counted. Under the lock. */
+static void write_report(struct report_sink *sink, const struct log_summary *summary, const struct config *config)
+{
+	emit(sink, "process %ld%s%s%s, policy %s: %lld origins registered, %lld redirects, %lld misses, %lld mixed origins",
+	     platform_process_id(), front_name ? " (" : "", front_name ? front_name : "", front_name ? ")" : "",
+	     config_policy_name(config->policy), summary->origins, summary->redirects, summary->misses, summary->mixed_origins);
+	for (enum kind kind = 0; kind < KIND_COUNT; kind++)
+		for (size_t i = 0; i < line_count; i++)
+			if (line_kind[i] == kind && line_pair[i] >= 0 && pair_misses[line_pair[i]] > 1)
+				emit(sink, "%s (%lld times)", text + line_start[i], pair_misses[line_pair[i]]);
+			else if (line_kind[i] == kind)
+				emit(sink, "%s", text + line_start[i]);
+	if (lines_left_out)
+		emit(sink, "%zu more lines left out", lines_left_out);
+}
+
+/* The reports the run's other processes appended (at most this much is read). */
+#define REPORT_RUN_MAX (16u << 20)
+
+/* The number of processes whose reports run holds (their first lines), and, with print, each line
+   on stderr. A process with two copies of the runtime (the audit front's) is counted once. */
+static size_t run_reports(char *run, bool print)
+{
+	size_t processes = 0;
+	long last = 0;
+	for (char *line = run, *end; line && *line; line = end ? end + 1 : NULL) {
+		end = strchr(line, '\n');
+		if (end)
+			*end = '\0';
+		long pid;
+		if (sscanf(line, "process %ld", &pid) == 1 && pid != last) {
+			processes++;
+			last = pid;
+		}
+		if (print)
+			log_report("%s", line);
+		if (end)
+			*end = '\n';
+	}
+	return processes;
+}
+
 void report_at_exit(enum report_exit how)
 {
 	const struct config *config = config_get();
 	if (!report_on())
 		return;
 	bool reports = platform_reports_for(config->report_pid);
+	/* The run's other processes have ended, most of them: their reports are read before the lock. */
+	char *others = reports && config->report_file[0] ? platform_take_file(config->report_file, REPORT_RUN_MAX) : NULL;
 	if (how == REPORT_EXIT_TRY_LOCK ? !try_lock() : (take_lock(), false)) {
 		if (reports)
 			log_report("process %ld: no report: a thread that ended with the process held the report's lock",
 				   platform_process_id());
+		free(others);
 		return;
 	}
 	struct log_summary summary = { .report_pid = config->report_pid,
@@ -367,24 +481,28 @@ void report_at_exit(enum report_exit how)
 				       .redirects = counts[KIND_REDIRECT],
 				       .misses = counts[KIND_MISS],
 				       .mixed_origins = counts[KIND_MIXED] };
+	bool counted = summary.origins || summary.redirects || summary.misses || summary.mixed_origins;
 	if (reports) {
-		log_report("process %ld%s%s%s, policy %s: %lld origins registered, %lld redirects, %lld misses, %lld mixed origins",
-			   platform_process_id(), front_name ? " (" : "", front_name ? front_name : "", front_name ? ")" : "",
-			   config_policy_name(config->policy), summary.origins, summary.redirects, summary.misses, summary.mixed_origins);
-		for (enum kind kind = 0; kind < KIND_COUNT; kind++)
-			for (size_t i = 0; i < line_count; i++)
-				if (line_kind[i] == kind && line_pair[i] >= 0 && pair_misses[line_pair[i]] > 1)
-					log_report("%s (%lld times)", text + line_start[i], pair_misses[line_pair[i]]);
-				else if (line_kind[i] == kind)
-					log_report("%s", text + line_start[i]);
-		if (lines_left_out)
-			log_report("%zu more lines left out", lines_left_out);
+		size_t processes = others ? run_reports(others, false) : 0;
+		if (processes)
+			log_report("%zu processes reported", processes + 1);
+		write_report(&(struct report_sink){ 0 }, &summary, config);
+		if (others)
+			run_reports(others, true);
+	} else if (counted && config->report_file[0]) {
+		/* Another process of the run: its report goes to the run's file, whole in one append. */
+		struct report_sink block = { .size = REPORT_TEXT + 2 * REPORT_LINES * 80 + 4096 };
+		if ((block.block = malloc(block.size))) {
+			write_report(&block, &summary, config);
+			platform_append_line(config->report_file, block.block, block.used);
+			free(block.block);
+		}
 	}
 	drop_lock();
+	free(others);
 	log_event(&(struct log_event){ .event = "summary", .policy = config_policy_name(config->policy),
 				       .reason = "exit", .summary = &summary });
 }
-
 static const char *const kind_names[KIND_COUNT] = { "origin", "supplied", "miss", "mixed-origin" };
 
 int report_list(struct nvi_report_totals *totals, struct nvi_report_entry *entries, size_t capacity)

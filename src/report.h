@@ -9,6 +9,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* How loud a miss is, by what the asker needs the name for (the table's rows, libnames_need):
+   REQUIRED, a warning said at every level, the default included, for what the asker cannot work
+   without (a DT_NEEDED or an import, NVRTC's builtins); ASKED, a warning at warn, for a name asked
+   for by an object the table does not say needs it (a program, a Python module); QUIET, at info, for
+   an optional run-time dependent and a driver library. A probe for a more exact version of a file
+   that is there is said at info whatever its weight. */
+enum report_miss_weight { REPORT_MISS_REQUIRED, REPORT_MISS_ASKED, REPORT_MISS_QUIET };
+
 /* What a request came to, said once. One call writes the log line, the event and the report's
    line, as origins_register does for a registration. Every front reports through it. */
 enum outcome_kind {
@@ -23,11 +31,12 @@ struct outcome {
 	const struct policy_answer *answer; /* LOADED and MISSED: the decision carried out */
 	const char *name;                   /* the name asked for */
 	int family;
-	bool driver;                        /* a driver library: a miss of one is said at info */
+	enum report_miss_weight weight;     /* MISSED: how loud it is said (report_miss_weight) */
 	const char *caller;                 /* the object that asked, as events name it; NULL: unknown */
 	const char *caller_words;           /* the log line's words for the caller, when not caller */
 	const char *path;                   /* LOADED: the copy; MIXED_ORIGIN: the object loaded */
-	const char *own;                    /* MIXED_ORIGIN: the copy the asker's installation holds */
+	const char *own;                    /* MIXED_ORIGIN: the copy the asker's installation holds, or NULL */
+	bool already_loaded;                /* MIXED_ORIGIN: loaded before the asker asked (first loaded wins) */
 	/* MISSED. A shorter version of the name in a folder looked in (cuDNN asks for
 	   libcudnn_graph.so.9.19.0, then .so.9.19, then takes the .so.9 that is there). The caller is
 	   then probably probing, and the miss is said at info. */
@@ -43,8 +52,13 @@ struct outcome {
 #define REPORT_MISS_PAIRS 256
 void report_outcome(const struct outcome *outcome);
 
-/* True when a miss of this kind would be shown or recorded. Only then is "looked" worth making. */
-bool report_misses_wanted(bool driver);
+/* caller: the asker as events name it (a path), or NULL when not known. */
+enum report_miss_weight report_miss_weight(enum policy_request request, const char *caller, int family, bool driver);
+/* True when a miss of this weight would be shown or recorded. Only then is "looked" worth making. */
+bool report_misses_wanted(enum report_miss_weight weight);
+/* True when the asker of a load is read: by a line or event that names it, the report, or the check
+   for mixed origins at registration. */
+bool report_askers_wanted(void);
 /* True when a miss of name asked by caller was reported before, or the table of pairs is full. It
    counts nothing. A walk need then not list its places, since the report will only count the miss. */
 bool report_miss_known(const char *name, const char *caller);

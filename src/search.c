@@ -242,6 +242,25 @@ bool search_wheel_root(const char *folder, char *parent, size_t size, const char
 	return true;
 }
 
+bool search_installation(const char *folder, char *out, size_t size)
+{
+	if (search_wheel_root(folder, out, size, NULL))
+		return true;
+	if (strlen(folder) >= size)
+		return false;
+	strcpy(out, folder);
+	return true;
+}
+
+bool search_same_installation(const char *a, const char *b)
+{
+	char root_a[PATH_MAX], root_b[PATH_MAX];
+	struct folder_identity identity_a, identity_b;
+	return search_installation(a, root_a, sizeof(root_a)) && search_installation(b, root_b, sizeof(root_b)) &&
+	       platform_folder_identity(root_a, &identity_a) && platform_folder_identity(root_b, &identity_b) &&
+	       identity_a.device == identity_b.device && identity_a.inode == identity_b.inode;
+}
+
 /* ---- wheel roots ----
    Listings of wheel roots, remembered while a root's identity and change time hold (a package
    folder created, removed or renamed there changes it), as src/loader/search_order.c remembers

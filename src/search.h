@@ -64,3 +64,12 @@ const char *search_step_key(enum search_step step, enum loader_step loader_step)
 /* The wheel-sibling rule. For ".../site-packages/nvidia/PKG/lib" (on Windows "bin"), writes
    ".../site-packages/nvidia" to parent and the last component ("lib") to leaf. False otherwise. */
 bool search_wheel_root(const char *folder, char *parent, size_t size, const char **leaf);
+
+/* The installation a folder belongs to: for a wheel folder (.../site-packages/nvidia/PKG/lib, the
+   CUDA 13 wheels' nvidia/cu13/lib too) the nvidia folder that holds all its components, else the
+   folder itself. Written to out; false when it does not fit. */
+bool search_installation(const char *folder, char *out, size_t size);
+/* True when folders a and b belong to one installation, by the folders' identities (links and
+   other names of one folder are one). False when either cannot be examined. The rule of mixed
+   origins, the inspector's and the runtime's. */
+bool search_same_installation(const char *a, const char *b);

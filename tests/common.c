@@ -820,8 +820,11 @@ char *test_find_event(const char *path, const char *event, const char *key, cons
 	char **lines;
 	size_t count = test_event_lines(path, &lines);
 	for (size_t i = 0; i < count; i++) {
-		char *kind = test_event_value(lines[i], "event"), *field = key ? test_event_value(lines[i], key) : NULL;
-		if (strcmp(kind, event) == 0 && (!key || (field && value && strcmp(field, value) == 0) || (!field && !value)))
+		char *kind = test_event_value(lines[i], "event");
+		if (strcmp(kind, event) != 0)
+			continue;
+		char *field = key ? test_event_value(lines[i], key) : NULL;
+		if (!key || (field && value && strcmp(field, value) == 0) || (!field && !value))
 			return lines[i];
 	}
 	return NULL;

@@ -275,7 +275,7 @@ START_TEST(test_both_fronts_account_for_what_they_did)
 		struct test_run report = shell(no_env, test_format("'%s' %s --report --log-file='%s' -- '%s' call '%s' nvrtc_like_compile", run,
 								   modes[i], log, test_setting("NVI_PROBE"), wheel.nvrtc));
 		ck_assert_msg(test_contains(report.output, "call nvrtc_like_compile: 42"), "%s", report.output);
-		ck_assert_msg(test_contains(report.output, ", policy fallback: 1 origins registered, 1 redirects, ") &&
+		ck_assert_msg(test_contains(report.output, ", policy fallback: 2 origins registered, 1 redirects, ") &&
 			      test_count(report.output, redirect) == 1, "'%s': %s", modes[i], report.output);
 		char *event = test_find_event(log, "redirect", "name", "libnvrtc-builtins.so.77.1");
 		ck_assert_msg(event, "'%s': %s", modes[i], test_read_file(log));

@@ -1,6 +1,6 @@
 /* The coherent policy: an NVIDIA library's NVIDIA dependents come from its own folder or that
    folder's wheel siblings before other copies; first loaded still wins, and a mixed origin is
-   reported; the default fallback keeps the loader's choice. Stand-ins use names that the
+   reported; the default fallback keeps the loader's choice and reports the mixed origin it makes. Stand-ins use names that the
    machine's ld.so.cache does not hold. */
 #include "common.h"
 #include "standins.h"
@@ -59,12 +59,57 @@ START_TEST(test_fallback_keeps_the_loaders_choice)
 }
 END_TEST
 
+/* The mixed origin the default policy leaves in place is said all the same, by default: a warning
+   (before the loader fails the load with its own message), the "mixed-origin" event and the
+   report's line. */
+START_TEST(test_fallback_says_the_loaders_choice_is_a_mixed_origin)
+{
+	struct mixed m = make_mixed(false);
+	char *log = test_format("%s/events.jsonl", m.root);
+	const char *env[] = { test_format("LD_LIBRARY_PATH=%s", m.system), standin_preload(), test_format("NVINTERPOSE_LOG_FILE=%s", log), NULL };
+	const char *argv[] = { "/bin/sh", "-c", test_format("NVINTERPOSE_REPORT=$$ exec '%s' open '%s'", test_setting("NVI_PROBE"), m.cusparse_lib), NULL };
+	struct test_run run = test_run(argv, env, 120);
+	ck_assert_msg(test_contains(run.output, "undefined symbol: nvjitlink_value"), "%s", run.output);
+	ck_assert_msg(test_count(run.output, "nvinterpose: warning: mixed origins") == 1 &&
+			      test_contains(run.output, test_format("nvinterpose: warning: mixed origins: %s gets libnvJitLink.so.77 from another installation: %s; its own installation holds %s (the coherent policy would take it)\n",
+								    m.cusparse_lib, m.system_nvjitlink, m.wheel_nvjitlink)),
+		      "%s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("nvinterpose: report: mixed origin libnvJitLink.so.77 for %s: from %s; its own installation holds %s\n",
+							    m.cusparse_lib, m.system_nvjitlink, m.wheel_nvjitlink)) &&
+		      test_contains(run.output, " 1 mixed origins\n"), "%s", run.output);
+	char *mixed = test_find_event(log, "mixed-origin", NULL, NULL);
+	ck_assert_msg(mixed, "%s", test_read_file(log));
+	ck_assert_str_eq(test_event_value(mixed, "reason"), "from another installation than the caller's");
+	ck_assert_str_eq(test_event_value(mixed, "own"), m.wheel_nvjitlink);
+	ck_assert_str_eq(test_event_value(mixed, "policy"), "fallback");
+}
+END_TEST
+
+/* First loaded wins under fallback too, and is said as under coherent; off looks for nothing. */
+START_TEST(test_fallback_says_a_first_loaded_mixed_origin_and_off_does_not)
+{
+	struct mixed m = make_mixed(true);
+	const char *args = test_format("open %s open %s call %s cusparse_value", m.system_nvjitlink, m.cusparse_lib, m.cusparse_lib);
+	const char *fallback[] = { standin_preload(), NULL };
+	struct test_run run = test_probe(fallback, args);
+	ck_assert_msg(test_contains(run.output, "call cusparse_value: 1003"), "%s", run.output);
+	ck_assert_msg(test_count(run.output, "nvinterpose: ") == 1 &&
+			      test_contains(run.output, test_format("nvinterpose: warning: mixed origins: libnvJitLink.so.77 is already loaded from %s; %s would take %s\n",
+								    m.system_nvjitlink, m.cusparse_lib, m.wheel_nvjitlink)),
+		      "%s", run.output);
+	const char *off[] = { standin_preload(), "NVINTERPOSE_POLICY=off", "NVINTERPOSE_LOG=debug", NULL };
+	run = test_probe(off, args);
+	ck_assert_msg(test_contains(run.output, "call cusparse_value: 1003") && !test_contains(run.output, "mixed origin"), "%s", run.output);
+}
+END_TEST
+
 START_TEST(test_coherent_takes_nvjitlink_from_the_sibling_wheel)
 {
 	struct mixed m = make_mixed(false);
 	char *log = test_format("%s/events.jsonl", m.root);
 	struct test_run run = run_policy(&m, "coherent", test_format("call %s cusparse_value maps libnvJitLink", m.cusparse_lib), log);
 	ck_assert_msg(test_contains(run.output, "call cusparse_value: 1007"), "%s", run.output);
+	ck_assert_msg(!test_contains(run.output, "mixed origin"), "coherent prevents it: %s", run.output);
 	ck_assert_msg(test_count(run.output, "maps: ") == 1 && test_contains(run.output, test_format("maps: %s\n", m.wheel_nvjitlink)),
 		      "%s", run.output);
 	char *events = test_read_file(log);
@@ -210,6 +255,8 @@ int main(void)
 	TCase *tc = tcase_create("coherent");
 	tcase_add_test(tc, test_system_nvjitlink_on_ld_library_path_breaks_cusparse_without_the_runtime);
 	tcase_add_test(tc, test_fallback_keeps_the_loaders_choice);
+	tcase_add_test(tc, test_fallback_says_the_loaders_choice_is_a_mixed_origin);
+	tcase_add_test(tc, test_fallback_says_a_first_loaded_mixed_origin_and_off_does_not);
 	tcase_add_test(tc, test_coherent_takes_nvjitlink_from_the_sibling_wheel);
 	tcase_add_test(tc, test_coherent_keeps_first_loaded_and_reports_the_mixed_origin);
 	tcase_add_test(tc, test_cut_copy_in_the_askers_folder_is_skipped_for_the_loaders_good_one);

@@ -71,6 +71,38 @@ START_TEST(test_real_nvrtc_compiles_with_the_runtime_preloaded)
 }
 END_TEST
 
+/* The wheel's NVRTC where the loader's ld.so.cache holds a toolkit's builtins (this machine's, when
+   it does): the loader's choice stands under fallback, and the runtime says it is a mixed origin
+   (the inspector's rule), with a line of the report; under coherent the wheel's own builtins are
+   taken and nothing is said. */
+START_TEST(test_real_nvrtc_with_the_caches_builtins_is_a_mixed_origin_under_fallback)
+{
+	struct nvrtc_wheel wheel = nvrtc_wheel();
+	struct test_run plain = test_probe(no_env, test_format("nvrtc %s maps builtins", wheel.nvrtc));
+	if (!test_contains(plain.output, "nvrtc compile: ok")) {
+		printf("skipped: this machine's ld.so.cache holds no libnvrtc-builtins.so.13.0\n");
+		return;
+	}
+	const char *fallback[] = { test_format("LD_PRELOAD=%s", test_setting("NVI_RUNTIME")), NULL };
+	const char *argv[] = { "/bin/sh", "-c", test_format("NVINTERPOSE_REPORT=$$ exec '%s' nvrtc '%s' maps builtins", test_setting("NVI_PROBE"),
+							    wheel.nvrtc), NULL };
+	struct test_run run = test_run(argv, fallback, 300);
+	ck_assert_msg(test_contains(run.output, "nvrtc compile: ok") && !test_contains(run.output, test_format("maps: %s\n", wheel.builtins)),
+		      "the loader's choice stands: %s", run.output);
+	ck_assert_msg(test_count(run.output, test_format("nvinterpose: warning: mixed origins: %s gets libnvrtc-builtins.so.13.0 from another installation: ",
+							  wheel.nvrtc)) == 1 &&
+		      test_contains(run.output, test_format("; its own installation holds %s (the coherent policy would take it)\n", wheel.builtins)),
+		      "%s", run.output);
+	ck_assert_msg(test_contains(run.output, " 1 mixed origins\n") &&
+		      test_contains(run.output, test_format("nvinterpose: report: mixed origin libnvrtc-builtins.so.13.0 for %s: from ", wheel.nvrtc)),
+		      "%s", run.output);
+	const char *coherent[] = { fallback[0], "NVINTERPOSE_POLICY=coherent", NULL };
+	run = test_probe(coherent, test_format("nvrtc %s maps builtins", wheel.nvrtc));
+	ck_assert_msg(test_contains(run.output, test_format("maps: %s\n", wheel.builtins)) && !test_contains(run.output, "mixed origin"),
+		      "%s", run.output);
+}
+END_TEST
+
 /* The real NVRTC loaded with RTLD_DEEPBIND binds its dlopen in its own scope first (libc's): its
    builtins are still found, preloaded. */
 START_TEST(test_real_nvrtc_loaded_with_deepbind_compiles_with_the_runtime_preloaded)
@@ -425,6 +457,7 @@ int main(void)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, test_real_nvrtc_compile_fails_without_the_runtime);
 	tcase_add_test(tc, test_real_nvrtc_compiles_with_the_runtime_preloaded);
+	tcase_add_test(tc, test_real_nvrtc_with_the_caches_builtins_is_a_mixed_origin_under_fallback);
 	tcase_add_test(tc, test_real_nvrtc_loaded_with_deepbind_compiles_with_the_runtime_preloaded);
 	tcase_add_test(tc, test_real_nvrtc_compiles_through_the_launcher);
 	if (test_glibc_at_least(2, 34)) /* the audit front answers from 2.34 */

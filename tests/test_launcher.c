@@ -489,18 +489,41 @@ START_TEST(test_messages_show_control_characters_escaped)
 }
 END_TEST
 
-/* --report: the command the launcher execs (its pid) prints the report; its children do not. */
-START_TEST(test_report_is_for_the_command_alone)
+/* --report covers the processes the command starts: each that the runtime counted something in
+   appends its report to the run's file, and the launcher, the command's parent, prints them at
+   the end with how many processes reported, and removes the file. The exit status is the
+   command's. Under both shells the launcher is tested under. */
+START_TEST(test_report_covers_the_processes_the_command_starts)
 {
-	if (access("/bin/bash", X_OK) != 0) {
-		printf("skipped: test_report_is_for_the_command_alone needs /bin/bash\n");
-		return;
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	char *probe = test_format("'%s' call '%s' nvrtc_like_compile", test_setting("NVI_PROBE"), wheel.nvrtc);
+	char *tmp = test_tmpdir();
+	const char *env[] = { test_format("TMPDIR=%s", tmp), NULL };
+	for (size_t i = 0; i < SHELLS; i++) {
+		if (!have_shell("test_report_covers_the_processes_the_command_starts", shells[i]))
+			continue;
+		struct test_run run = launcher_under(shells[i], NULL, env,
+						     test_format("--report -- /bin/sh -c \"%s; %s; exit 3\"", probe, probe));
+		ck_assert_int_eq(run.status, 3);
+		ck_assert_uint_eq(test_count(run.output, "call nvrtc_like_compile: 42"), 2);
+		ck_assert_msg(test_contains(run.output, "nvinterpose: report: 2 processes reported\n") &&
+				      test_count(run.output, "nvinterpose: report: process ") == 2 &&
+				      test_count(run.output, ", policy fallback: 2 origins registered, 1 redirects, 0 misses, 0 mixed origins\n") == 2 &&
+				      test_count(run.output, test_format("nvinterpose: report: redirect libnvrtc-builtins.so.77.1 for %s: %s\n",
+									 wheel.nvrtc, wheel.builtins)) == 2,
+			      "%s: %s", shells[i], run.output);
+		/* One process: its lines alone. None: said so. */
+		run = launcher_under(shells[i], NULL, env, test_format("--report -- %s", probe));
+		ck_assert_msg(run.status == 0 && test_count(run.output, "nvinterpose: report: process ") == 1 &&
+				      !test_contains(run.output, "processes reported"),
+			      "%s: %s", shells[i], run.output);
+		run = launcher_under(shells[i], NULL, env, "--report -- /bin/sh -c '/bin/true; exit 5'");
+		ck_assert_int_eq(run.status, 5);
+		ck_assert_str_eq(run.output, "nvinterpose: report: no process reported: the runtime counted nothing (no origin, load, miss or "
+					     "mixed origin) in the processes the command started\n");
+		char **left;
+		ck_assert_msg(test_regular_files(tmp, "nvinterpose-report-*", &left) == 0, "the run's file is removed: %s", left[0]);
 	}
-	struct test_run run = launcher(no_env, "--report -- /bin/bash -c '/bin/true; /bin/true; true'");
-	ck_assert_int_eq(run.status, 0);
-	ck_assert_msg(test_count(run.output, "nvinterpose: report: process ") == 1 &&
-			      test_contains(run.output, ": 0 origins registered, 0 redirects, 0 misses, 0 mixed origins\n"),
-		      "%s", run.output);
 }
 END_TEST
 
@@ -626,7 +649,7 @@ int main(void)
 	tcase_add_test(tc, test_paths_with_a_colon_or_a_line_break_are_refused);
 	tcase_add_test(tc, test_messages_show_control_characters_escaped);
 	tcase_add_test(tc, test_exit_status_is_the_commands);
-	tcase_add_test(tc, test_report_is_for_the_command_alone);
+	tcase_add_test(tc, test_report_covers_the_processes_the_command_starts);
 	tcase_add_test(tc, test_launched_program_gets_the_fix);
 	tcase_add_test(tc, test_runtime_the_loader_refuses_stops_before_the_command);
 	tcase_add_test(tc, test_installed_launcher_finds_the_runtime_in_a_moved_prefix);

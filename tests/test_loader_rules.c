@@ -12,7 +12,26 @@
 static const char *const no_env[] = { NULL };
 
 /* Runs the probe without and with the runtime: both outputs must be equal and contain expected. */
-static void same_with_and_without(const char *const *extra_env, const char *args, const char *expected)
+/* output without the runtime's own lines ("nvinterpose: ..."), which it adds where a user must hear
+   of something (a required dependent nobody has, a mixed origin); those lines into *said. */
+static char *program_lines(const char *output, char **said)
+{
+	char *kept = test_format("%s", ""), *runtime = test_format("%s", "");
+	for (const char *line = output, *end; *line; line = end) {
+		end = strchr(line, '\n');
+		end = end ? end + 1 : line + strlen(line);
+		if (strncmp(line, "nvinterpose: ", 13) == 0)
+			runtime = test_format("%s%.*s", runtime, (int)(end - line), line);
+		else
+			kept = test_format("%s%.*s", kept, (int)(end - line), line);
+	}
+	*said = runtime;
+	return kept;
+}
+
+/* The program's output and status are the same with the runtime as without it; returns what the
+   runtime said besides (its own lines). */
+static char *same_with_and_without(const char *const *extra_env, const char *args, const char *expected)
 {
 	const char *env[8] = { 0 };
 	size_t n = 0;
@@ -21,10 +40,12 @@ static void same_with_and_without(const char *const *extra_env, const char *args
 	struct test_run plain = test_probe(env, args);
 	env[n] = standin_preload();
 	struct test_run run = test_probe(env, args);
-	ck_assert_msg(strcmp(plain.output, run.output) == 0, "without:\n%s\nwith:\n%s", plain.output, run.output);
+	char *said;
+	ck_assert_msg(strcmp(plain.output, program_lines(run.output, &said)) == 0, "without:\n%s\nwith:\n%s", plain.output, run.output);
 	ck_assert_msg(plain.status == run.status, "exit status %d without, %d with", plain.status, run.status);
 	if (expected)
 		ck_assert_msg(test_contains(run.output, expected), "expected '%s' in:\n%s", expected, run.output);
+	return said;
 }
 
 /* A caller whose search path (dtags: RUNPATH with --enable-new-dtags, DT_RPATH without) is
@@ -172,7 +193,13 @@ START_TEST(test_ld_library_path_order_is_kept)
 	standin_builtins(test_format("%s/libnvrtc-builtins.so.77.1", second), 2, NULL);
 	struct standin_wheel wheel = standin_nvrtc_wheel(1);
 	const char *env[] = { test_format("LD_LIBRARY_PATH=%s:%s", first, second), NULL };
-	same_with_and_without(env, test_format("call %s nvrtc_like_compile", wheel.nvrtc), "call nvrtc_like_compile: 1");
+	char *said = same_with_and_without(env, test_format("call %s nvrtc_like_compile", wheel.nvrtc), "call nvrtc_like_compile: 1");
+	/* The loader's choice stands; that it comes from another installation than NVRTC's, which holds
+	   builtins of its own, is said. */
+	ck_assert_msg(test_count(said, "nvinterpose: ") == 1 &&
+			      test_contains(said, test_format("nvinterpose: warning: mixed origins: %s gets libnvrtc-builtins.so.77.1 from another installation: %s/libnvrtc-builtins.so.77.1; its own installation holds %s",
+							      wheel.nvrtc, first, wheel.builtins)),
+		      "%s", said);
 }
 END_TEST
 
@@ -200,10 +227,14 @@ END_TEST
 
 START_TEST(test_missing_dependent_keeps_the_loaders_message)
 {
-	/* NVRTC registered, its builtins nowhere: the loader's own message for the original name. */
+	/* NVRTC registered, its builtins nowhere: the loader's own message for the original name, and
+	   the runtime's one warning, by default, that names the places tried (test_report.c holds its
+	   words). */
 	struct standin_wheel wheel = standin_nvrtc_wheel(0);
-	same_with_and_without(NULL, test_format("call %s nvrtc_like_compile", wheel.nvrtc),
-			      "failed to open libnvrtc-builtins.so.77.1: libnvrtc-builtins.so.77.1: cannot open shared object file: No such file or directory");
+	char *said = same_with_and_without(NULL, test_format("call %s nvrtc_like_compile", wheel.nvrtc),
+					   "failed to open libnvrtc-builtins.so.77.1: libnvrtc-builtins.so.77.1: cannot open shared object file: No such file or directory");
+	ck_assert_msg(test_count(said, "nvinterpose: ") == 1 && test_contains(said, "nvinterpose: warning: libnvrtc-builtins.so.77.1 wanted by "),
+		      "%s", said);
 }
 END_TEST
 

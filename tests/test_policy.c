@@ -34,7 +34,10 @@ static const struct row rows[] = {
 	{ .rule = "secure mode is off whatever the setting", .question = { COHERENT, .secure = true, MISSES, .fallback = POLICY_YES },
 	  .action = POLICY_LEAVE, .reason = POLICY_BECAUSE_OFF },
 	/* 2. first loaded wins. */
-	{ .rule = "a loaded name is used as it is", .question = { FALLBACK, .loaded = true }, .action = POLICY_USE_LOADED, .reason = POLICY_BECAUSE_LOADED },
+	{ .rule = "a loaded name is used as it is, and under fallback too it may be a mixed origin", .question = { FALLBACK, .loaded = true },
+	  .action = POLICY_USE_LOADED, .reason = POLICY_BECAUSE_LOADED, .check_mixed_origin = true },
+	{ .rule = "under off a loaded name is used and nothing looked for", .question = { .policy = POLICY_OFF, .loaded = true }, .action = POLICY_LEAVE,
+	  .reason = POLICY_BECAUSE_OFF },
 	{ .rule = "under coherent a loaded name may be a mixed origin", .question = { COHERENT, .loaded = true }, .action = POLICY_USE_LOADED,
 	  .reason = POLICY_BECAUSE_LOADED, .check_mixed_origin = true },
 	{ .rule = "a DT_NEEDED name loaded under coherent may be a mixed origin", .question = { COHERENT, .request = POLICY_NEEDED, .loaded = true },

@@ -170,6 +170,19 @@ START_TEST(test_origin_of_a_relative_name_is_fixed_at_its_load)
 }
 END_TEST
 
+/* The same load with RTLD_DEEPBIND: the runtime registers the folder before the loader has the call,
+   so no later scan says the runtime never saw it. */
+START_TEST(test_deep_bound_relative_name_is_seen_at_its_load)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(0);
+	char *above = test_format("%s/site-packages/nvidia/cuda_nvrtc", wheel.root);
+	const char *env[] = { standin_preload(), "NVINTERPOSE_LOG=warn", NULL };
+	struct test_run run = test_probe(env, test_format("cd %s open:deepbind lib/libnvrtc.so.77 cd / open %s origins", above, wheel.nvrtc));
+	ck_assert_msg(test_contains(run.output, test_format("origins: nvrtc %s/lib\n", above)), "%s", run.output);
+	ck_assert_msg(!test_contains(run.output, "(a relative name) before the runtime saw it"), "%s", run.output);
+}
+END_TEST
+
 START_TEST(test_library_past_the_readers_bounds_is_still_registered)
 {
 	/* A 17 KB RPATH is past the runtime's reader of dynamic sections; the library loads, and its
@@ -212,6 +225,10 @@ START_TEST(test_event_log_has_one_json_line_per_event)
 							wheel.nvrtc, wheel.lib, test_setting("NVI_PROBE"))), "%s", events);
 	ck_assert_msg(test_contains(events, test_format("\"event\":\"redirect\",\"name\":\"libnvrtc-builtins.so.77.1\",\"path\":\"%s\",\"caller\":\"%s\",\"family\":\"nvrtc-builtins\",\"policy\":\"fallback\",\"reason\":\"caller's folder\"}",
 							wheel.builtins, wheel.nvrtc)), "%s", events);
+	/* The builtins the runtime loaded are registered right after, naming NVRTC, for which it loaded
+	   them, and saying so: caller is null only where the request was not seen (docs/event-log.md). */
+	ck_assert_msg(test_contains(events, test_format("\"event\":\"register\",\"name\":\"libnvrtc-builtins.so.77.1\",\"path\":\"%s\",\"folder\":\"%s\",\"caller\":\"%s\",\"family\":\"nvrtc-builtins\",\"policy\":\"fallback\",\"reason\":\"loaded by the runtime for its caller\"}",
+							wheel.builtins, wheel.lib, wheel.nvrtc)), "%s", events);
 	char **lines;
 	ck_assert_uint_ge(test_event_lines(log, &lines), 2); /* every line against the log room's table */
 }
@@ -490,6 +507,7 @@ int main(void)
 	tcase_add_test(tc, test_load_by_path_registers_its_folder);
 	tcase_add_test(tc, test_origin_is_the_loaded_path_not_realpath);
 	tcase_add_test(tc, test_origin_of_a_relative_name_is_fixed_at_its_load);
+	tcase_add_test(tc, test_deep_bound_relative_name_is_seen_at_its_load);
 	tcase_add_test(tc, test_library_past_the_readers_bounds_is_still_registered);
 	tcase_add_test(tc, test_registered_origin_survives_dlclose);
 	tcase_add_test(tc, test_event_log_has_one_json_line_per_event);

@@ -1,5 +1,6 @@
 /* Misses and the exit report: an NVIDIA library nobody can supply (a bare-name dlopen, a DT_NEEDED)
-   is a warning (a driver library's at info) and a "miss" event naming every place tried, made only
+   is a warning, said by default for a required dependent (an optional one's and a driver library's
+   at info) and a "miss" event naming every place tried, made only
    when someone will read it; NVINTERPOSE_REPORT prints, at exit, the figures and one line for each
    thing counted, in the process it names only, and every process writes its "summary" event. */
 #define _GNU_SOURCE
@@ -92,27 +93,48 @@ END_TEST
 
 /* cuDNN asks for libcudnn_graph.so.9.19.0, then .so.9.19, then takes the .so.9 beside it: a miss
    of a more exact version of a file that is there is said at info, with that file; a mere other
-   version (not one the name begins with) stays a warning. */
+   version (not one the name begins with) of a required dependent stays a warning. */
 START_TEST(test_probe_for_a_more_exact_version_is_info)
 {
 	char *root = test_tmpdir(), *lib = test_format("%s/site-packages/nvidia/cudnn/lib", root);
 	test_mkdirs(lib);
-	char *parent = test_format("%s/libcudnn.so.77", lib), *shorter = test_format("%s/libcudnn_ops.so.77", lib);
+	char *parent = test_format("%s/libcudnn.so.77", lib), *shorter = test_format("%s/libcudnn_graph.so.77", lib);
 	test_build_library("cudnn_like.c", parent, "libcudnn.so.77",
-			   "-DSUB_LIBRARY='\"libcudnn_ops.so.77.1.0\"' -Wl,--enable-new-dtags,-rpath,'$ORIGIN'");
-	test_build_library("value.c", shorter, "libcudnn_ops.so.77", "-DVALUE_SYMBOL=ops_value");
+			   "-DSUB_LIBRARY='\"libcudnn_graph.so.77.1.0\"' -Wl,--enable-new-dtags,-rpath,'$ORIGIN'");
+	test_build_library("value.c", shorter, "libcudnn_graph.so.77", "-DVALUE_SYMBOL=graph_value");
 	char *log = test_format("%s/events.jsonl", root);
 	const char *env[] = { standin_preload(), "NVINTERPOSE_LOG=info", log_setting(log), NULL };
 	struct test_run run = test_probe(env, test_format("call %s cudnn_like_load", parent));
-	ck_assert_msg(test_contains(run.output, test_format("nvinterpose: info: libcudnn_ops.so.77.1.0 wanted by %s (dlopen by bare name; another version is there: %s): not found",
+	ck_assert_msg(test_contains(run.output, test_format("nvinterpose: info: libcudnn_graph.so.77.1.0 wanted by %s (dlopen by bare name; another version is there: %s): not found",
 							    parent, shorter)), "%s", run.output);
 	char *miss = test_find_event(log, "miss", NULL, NULL);
 	ck_assert_str_eq(test_event_value(miss, "reason"), test_format("dlopen by bare name; another version is there: %s", shorter));
-	/* libcudnn_ops.so.76 is no shorter version of .so.77.1.0: a warning. */
+	/* libcudnn_graph.so.76 is no shorter version of .so.77.1.0: a warning, as for any required
+	   dependent nobody has. */
 	unlink(shorter);
-	test_build_library("value.c", test_format("%s/libcudnn_ops.so.76", lib), "libcudnn_ops.so.76", "-DVALUE_SYMBOL=ops_value");
+	test_build_library("value.c", test_format("%s/libcudnn_graph.so.76", lib), "libcudnn_graph.so.76", "-DVALUE_SYMBOL=graph_value");
 	run = test_probe(env, test_format("call %s cudnn_like_load", parent));
-	ck_assert_msg(test_contains(run.output, test_format("nvinterpose: warning: libcudnn_ops.so.77.1.0 wanted by %s (dlopen by bare name): not found",
+	ck_assert_msg(test_contains(run.output, test_format("nvinterpose: warning: libcudnn_graph.so.77.1.0 wanted by %s (dlopen by bare name): not found",
+							    parent)), "%s", run.output);
+}
+END_TEST
+
+/* A dependent the table marks optional (cuDNN's libcudnn_ops, loaded for some operations only)
+   that nobody has: said at info, not at warn, and still a "miss" event. */
+START_TEST(test_optional_dependent_miss_is_info)
+{
+	char *root = test_tmpdir(), *lib = test_format("%s/site-packages/nvidia/cudnn/lib", root);
+	test_mkdirs(lib);
+	char *parent = test_format("%s/libcudnn.so.77", lib);
+	test_build_library("cudnn_like.c", parent, "libcudnn.so.77", "-DSUB_LIBRARY='\"libcudnn_ops.so.77\"'");
+	char *log = test_format("%s/events.jsonl", root);
+	const char *warn[] = { standin_preload(), "NVINTERPOSE_LOG=warn", log_setting(log), NULL };
+	struct test_run run = test_probe(warn, test_format("call %s cudnn_like_load", parent));
+	ck_assert_msg(!test_contains(run.output, "nvinterpose:"), "%s", run.output);
+	ck_assert_msg(test_find_event(log, "miss", "name", "libcudnn_ops.so.77"), "%s", test_read_file(log));
+	const char *info[] = { standin_preload(), "NVINTERPOSE_LOG=info", NULL };
+	run = test_probe(info, test_format("call %s cudnn_like_load", parent));
+	ck_assert_msg(test_contains(run.output, test_format("nvinterpose: info: libcudnn_ops.so.77 wanted by %s (dlopen by bare name): not found; looked in ",
 							    parent)), "%s", run.output);
 }
 END_TEST
@@ -195,17 +217,17 @@ START_TEST(test_driver_needed_by_a_library_that_reaches_none_is_a_miss_at_info)
 }
 END_TEST
 
-/* The places of a miss are gathered (a second walk, and the loader asked for the name without
-   loading) only when someone will read them: otherwise the loader searches for the name once, as
-   without the runtime. LD_DEBUG=libs shows every search the loader makes. */
+/* The places of a miss that is said only at warn (a name the program asks for itself, which the
+   table does not say it needs) are gathered (a second walk, and the loader asked for the name
+   without loading) only when someone will read them: otherwise the loader searches for the name
+   once, as without the runtime. LD_DEBUG=libs shows every search the loader makes. */
 START_TEST(test_places_are_looked_up_only_when_someone_reads_them)
 {
-	struct standin_wheel wheel = standin_nvrtc_wheel(0);
 	const char *searches = "find library=libnvrtc-builtins.so.77.1";
 	const char *plain_env[] = { "LD_DEBUG=libs", NULL };
 	const char *quiet[] = { standin_preload(), "LD_DEBUG=libs", NULL };
 	const char *warn[] = { standin_preload(), "LD_DEBUG=libs", "NVINTERPOSE_LOG=warn", NULL };
-	char *args = test_format("call %s nvrtc_like_compile", wheel.nvrtc);
+	const char *args = "open libnvrtc-builtins.so.77.1";
 	struct test_run plain = test_probe(plain_env, args), run = test_probe(quiet, args), shown = test_probe(warn, args);
 	ck_assert_uint_eq(test_count(plain.output, searches), 1);
 	ck_assert_msg(test_count(run.output, searches) == 1, "%s", run.output);
@@ -238,17 +260,20 @@ START_TEST(test_report_lists_what_the_process_did)
 						      test_setting("NVI_PROBE"), wheel.nvrtc));
 	ck_assert_msg(run.status == 0 && test_contains(run.output, "call nvrtc_like_compile: 42"), "%s", run.output);
 	ck_assert_msg(test_contains(run.output, "nvinterpose: report: process ") &&
-			      test_contains(run.output, ", policy fallback: 1 origins registered, 1 redirects, 0 misses, 0 mixed origins\n"),
+			      test_contains(run.output, ", policy fallback: 2 origins registered, 1 redirects, 0 misses, 0 mixed origins\n"),
 		      "%s", run.output);
 	ck_assert_msg(test_contains(run.output, test_format("nvinterpose: report: origin nvrtc: %s (libnvrtc.so.77)\n", wheel.lib)), "%s", run.output);
+	/* The builtins the runtime loaded are registered as soon as they are loaded. */
+	ck_assert_msg(test_contains(run.output, test_format("nvinterpose: report: origin nvrtc-builtins: %s (libnvrtc-builtins.so.77.1)\n", wheel.lib)),
+		      "%s", run.output);
 	ck_assert_msg(test_contains(run.output, test_format("nvinterpose: report: redirect libnvrtc-builtins.so.77.1 for %s: %s\n",
 							    wheel.nvrtc, wheel.builtins)), "%s", run.output);
-	ck_assert_uint_eq(test_count(run.output, "nvinterpose: report:"), 3);
+	ck_assert_uint_eq(test_count(run.output, "nvinterpose: report:"), 4);
 	char *summary = test_find_event(log, "summary", NULL, NULL);
 	ck_assert_msg(summary, "%s", test_read_file(log));
 	ck_assert_int_eq(atol(test_event_value(summary, "report_pid")), report_pid_in(run.output));
 	ck_assert_str_eq(test_event_value(summary, "pid"), test_event_value(summary, "report_pid"));
-	ck_assert_str_eq(test_event_value(summary, "origins"), "1");
+	ck_assert_str_eq(test_event_value(summary, "origins"), "2");
 	ck_assert_str_eq(test_event_value(summary, "redirects"), "1");
 	ck_assert_str_eq(test_event_value(summary, "misses"), "0");
 }
@@ -261,9 +286,30 @@ START_TEST(test_report_counts_a_miss)
 	struct test_run run = shell(env, test_format("NVINTERPOSE_REPORT=$$ exec '%s' call '%s' nvrtc_like_compile",
 						      test_setting("NVI_PROBE"), wheel.nvrtc));
 	ck_assert_msg(test_contains(run.output, ": 1 origins registered, 0 redirects, 1 misses, 0 mixed origins\n"), "%s", run.output);
+	/* The report's line names the places, as the warning does. */
 	ck_assert_msg(test_contains(run.output, test_format("nvinterpose: report: miss libnvrtc-builtins.so.77.1 wanted by %s (dlopen by bare name): looked in ",
-							    wheel.nvrtc)), "%s", run.output);
-	ck_assert_msg(!test_contains(run.output, "warning"), "the report alone, at the default level: %s", run.output);
+							    wheel.nvrtc)) &&
+		      test_contains(run.output, test_format("%s (caller_folder)\n", wheel.lib)), "%s", run.output);
+}
+END_TEST
+
+/* NVRTC's builtins are a required dependent (the table's row): with no NVINTERPOSE_LOG, their miss
+   is a warning on stderr that names the name, the asker and the places tried, once for each
+   (name, asker folder) however often it is asked for. */
+START_TEST(test_required_miss_is_a_warning_by_default)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(0);
+	const char *env[] = { standin_preload(), NULL };
+	struct test_run run = test_probe(env, test_format("call %s nvrtc_like_compile call %s nvrtc_like_compile", wheel.nvrtc, wheel.nvrtc));
+	ck_assert_uint_eq(test_count(run.output, "call nvrtc_like_compile: -1"), 2);
+	ck_assert_msg(test_count(run.output, "nvinterpose: ") == 1, "%s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("nvinterpose: warning: libnvrtc-builtins.so.77.1 wanted by %s (dlopen by bare name): not found; looked in ",
+							    wheel.nvrtc)) &&
+		      test_contains(run.output, test_format("%s (caller_folder)", wheel.lib)), "%s", run.output);
+	/* NVINTERPOSE_LOG=error asks for errors only, and a required miss is said all the same. */
+	const char *errors[] = { standin_preload(), "NVINTERPOSE_LOG=error", NULL };
+	run = test_probe(errors, test_format("call %s nvrtc_like_compile", wheel.nvrtc));
+	ck_assert_msg(test_count(run.output, "nvinterpose: warning: libnvrtc-builtins.so.77.1 wanted by ") == 1, "%s", run.output);
 }
 END_TEST
 
@@ -291,14 +337,17 @@ START_TEST(test_repeated_misses_are_reported_once_and_counted)
 	ck_assert_msg(test_contains(run.output, ": 1 origins registered, 0 redirects, 501 misses, 0 mixed origins\n"), "%s", run.output);
 	ck_assert_msg(test_contains(run.output, test_format("nvinterpose: report: miss libnvrtc-builtins.so.77.1 wanted by %s (dlopen by bare name): looked in ",
 							    wheel.nvrtc)) &&
-		      test_contains(run.output, " places (500 times)\n"), "%s", run.output);
+		      test_contains(run.output, test_format("%s (caller_folder) (500 times)\n", wheel.lib)), "%s", run.output);
 	ck_assert_uint_eq(test_count(run.output, "(500 times)"), 1);
 }
 END_TEST
 
-/* The children that inherit the setting print nothing; each writes its own summary, naming the
+/* The children that inherit the setting print nothing: each that counted something appends its
+   report to the run's file, which the process the setting names prints after its own (with how
+   many processes reported) and removes; every process writes its own summary event, naming the
    process the report is for. (bash, which ends with exit(); dash ends with _exit, which runs no
-   exit handler and so prints no report.) */
+   exit handler and so prints no report: nvinterpose-run --report prints the run's reports
+   itself.) */
 START_TEST(test_report_is_printed_once_for_the_process_it_names)
 {
 	if (access("/bin/bash", X_OK) != 0) {
@@ -306,12 +355,15 @@ START_TEST(test_report_is_printed_once_for_the_process_it_names)
 		return;
 	}
 	struct standin_wheel wheel = standin_nvrtc_wheel(1);
-	char *log = test_format("%s/events.jsonl", wheel.root);
-	const char *env[] = { standin_preload(), log_setting(log), NULL };
+	char *log = test_format("%s/events.jsonl", wheel.root), *tmp = test_tmpdir();
+	const char *env[] = { standin_preload(), log_setting(log), test_format("TMPDIR=%s", tmp), NULL };
 	char *probe = test_format("'%s' call '%s' nvrtc_like_compile", test_setting("NVI_PROBE"), wheel.nvrtc);
 	struct test_run run = shell(env, test_format("NVINTERPOSE_REPORT=$$ exec /bin/bash -c \"%s; %s; true\"", probe, probe));
 	ck_assert_uint_eq(test_count(run.output, "call nvrtc_like_compile: 42"), 2);
-	ck_assert_msg(test_count(run.output, "nvinterpose: report: process ") == 1, "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "nvinterpose: report: 3 processes reported\n") &&
+			      test_count(run.output, "nvinterpose: report: process ") == 3 &&
+			      test_count(run.output, ": 2 origins registered, 1 redirects, 0 misses, 0 mixed origins\n") == 2,
+		      "%s", run.output);
 	long pid = report_pid_in(run.output);
 	char **lines;
 	size_t count = test_event_lines(log, &lines), summaries = 0, own = 0;
@@ -323,6 +375,8 @@ START_TEST(test_report_is_printed_once_for_the_process_it_names)
 		own += atol(test_event_value(lines[i], "pid")) == pid;
 	}
 	ck_assert_msg(summaries == 3 && own == 1, "the shell and its two children: %zu summaries:\n%s", summaries, test_read_file(log));
+	char **left;
+	ck_assert_msg(test_regular_files(tmp, "nvinterpose-report-*", &left) == 0, "the run's file is removed: %s", left[0]);
 }
 END_TEST
 
@@ -388,12 +442,14 @@ int main(void)
 	tcase_add_test(tc, test_bare_name_miss_is_a_warning_with_every_place_looked);
 	tcase_add_test(tc, test_dt_needed_miss_names_the_library_that_needs_it);
 	tcase_add_test(tc, test_probe_for_a_more_exact_version_is_info);
+	tcase_add_test(tc, test_optional_dependent_miss_is_info);
 	tcase_add_test(tc, test_name_the_loader_finds_in_its_cache_is_no_miss);
 	tcase_add_test(tc, test_driver_library_miss_is_info_not_a_warning);
 	tcase_add_test(tc, test_driver_needed_by_a_library_that_reaches_none_is_a_miss_at_info);
 	tcase_add_test(tc, test_places_are_looked_up_only_when_someone_reads_them);
 	tcase_add_test(tc, test_report_lists_what_the_process_did);
 	tcase_add_test(tc, test_report_counts_a_miss);
+	tcase_add_test(tc, test_required_miss_is_a_warning_by_default);
 	tcase_add_test(tc, test_repeated_misses_are_reported_once_and_counted);
 	tcase_add_test(tc, test_report_is_printed_once_for_the_process_it_names);
 	tcase_add_test(tc, test_report_setting_that_is_no_pid_is_refused);

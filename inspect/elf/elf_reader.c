@@ -12,6 +12,7 @@
 #include "elf_reader.h"
 
 #include "loader/dst.h"
+#include "loader/elf_newer.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -26,15 +27,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* Newer than some C libraries' elf.h (glibc 2.36 and 2.32). */
-#ifndef DT_RELR
-#define DT_RELRSZ 35
-#define DT_RELR 36
-#endif
-#ifndef PT_GNU_PROPERTY
-#define PT_GNU_PROPERTY 0x6474e553
-#endif
 
 /* The longest string copied out of a file. Real DT_RUNPATHs are a few hundred bytes; without a
    bound, 256 DT_NEEDED entries naming one huge unterminated-looking string would copy it 256 times. */

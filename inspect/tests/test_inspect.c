@@ -776,6 +776,38 @@ static struct wheel make_wheel(bool system)
 	return w;
 }
 
+/* A program linked against the wheel's cuSPARSE, whose nvJitLink lies in the sibling wheel folder:
+   the preloaded runtime helps no DT_NEEDED of a program, so the what-if is that of
+   nvinterpose-run --audit, whose audit front gives the loader the sibling's copy; the launcher
+   with --audit starts the program, as the what-if says. */
+START_TEST(test_what_if_of_a_program_is_the_audit_fronts)
+{
+	struct wheel w = make_wheel(false);
+	char *program = test_build_program("linked_main.c", w.root,
+					   test_format("-DNEEDED_SYMBOL=needer_value '%s' -Wl,-rpath-link,'%s/site-packages/nvidia/nvjitlink/lib' "
+						       "-Wl,--enable-new-dtags,-rpath,'%s'", w.cusparse, w.root, w.cusparse_folder));
+	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", "NVINTERPOSE_PATH=", NULL };
+	struct test_run run = inspect(env, "--policy=fallback '%s'", program);
+	if (!test_glibc_at_least(2, 34)) {
+		ck_assert_msg(test_contains(run.output, "answers nothing before glibc 2.34") &&
+				      test_contains(run.output, "the runtime would change nothing here"), "%s", run.output);
+		return;
+	}
+	ck_assert_msg(run.status == 0 && test_contains(run.output, "what-if, policy fallback, audit front (nvinterpose-run --audit): the runtime would\n") &&
+			      test_contains(run.output, test_format("  give the loader %s (wheel_sibling) for %s\n", w.nvjitlink, w.cusparse)) &&
+			      test_contains(run.output, "<- the audit front gives the loader it"),
+		      "%d: %s", run.status, run.output);
+	run = inspect(env, "--json --policy=fallback '%s'", program);
+	ck_assert_msg(test_contains(run.output, test_format("\"action\":\"audit-answer\",\"path\":\"%s\"", w.nvjitlink)), "%s", run.output);
+	/* Without the what-if the program is missing its nvJitLink, as the real loader finds. */
+	run = inspect(env, "'%s'", program);
+	ck_assert_msg(run.status == 1 && test_contains(run.output, "libnvJitLink.so.77 not found"), "%d: %s", run.status, run.output);
+	const char *argv[] = { "/bin/sh", "-c", test_format("exec '%s' --audit -- '%s'", test_setting("NVI_RUN"), program), NULL };
+	struct test_run real = test_run(argv, (const char *const[]){ NULL }, 60);
+	ck_assert_msg(real.status == 0 && test_contains(real.output, "started: "), "%d: %s", real.status, real.output);
+}
+END_TEST
+
 START_TEST(test_what_if_the_runtime_supplies_the_wheel_sibling)
 {
 	struct wheel w = make_wheel(false);
@@ -907,6 +939,31 @@ START_TEST(test_what_if_reads_the_origins_of_a_running_process)
 	ck_assert_msg(test_contains(run.output, test_format("{\"name\":\"libnvJitLink.so.77\",\"path\":\"%s\",\"how\":\"already_loaded\"", w.nvjitlink)),
 		      "%s", run.output);
 	ck_assert_msg(test_contains(run.output, test_format("\"pid\":%d", (int)pid)), "%s", run.output);
+}
+END_TEST
+
+/* A process that has another installation's nvJitLink loaded: the wheel's cuSPARSE would get it
+   (first loaded wins). Each policy's what-if says what that policy does: none takes the wheel's own
+   copy, so none is said to. */
+START_TEST(test_pid_what_if_says_first_loaded_wins_under_every_policy)
+{
+	struct wheel w = make_wheel(true);
+	const char *paths[] = { w.system_nvjitlink };
+	pid_t pid = start_loading_process(w.root, paths, 1);
+	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", "NVINTERPOSE_PATH=", NULL };
+	const char *policies[] = { "fallback", "coherent" };
+	struct test_run runs[2];
+	for (int i = 0; i < 2; i++)
+		runs[i] = inspect(env, "--policy=%s --pid %d '%s'", policies[i], (int)pid, w.cusparse);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_msg(test_contains(runs[i].output, test_format("gets libnvJitLink.so.77 from %s", w.system_nvjitlink)) &&
+				      test_contains(runs[i].output, "first loaded wins under every policy, coherent too") &&
+				      !test_contains(runs[i].output, "policy would take it") &&
+				      test_contains(runs[i].output, "the runtime would change nothing here"),
+			      "%s: %s", policies[i], runs[i].output);
+	}
 }
 END_TEST
 
@@ -1155,16 +1212,16 @@ START_TEST(test_a_missing_required_run_time_dependent_is_a_miss)
 {
 	struct cu13_wheel w = make_cu13_wheel();
 	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", "NVINTERPOSE_PATH=", NULL };
-	/* Nowhere: named by its family's pattern, every folder its dlopen would search listed. */
+	/* Nowhere: named as the file names it, every folder its dlopen would search listed. */
 	struct test_run run = inspect(env, "--json '%s'", w.nvrtc);
 	ck_assert_msg(run.status == 1, "%d: %.3000s", run.status, run.output);
-	ck_assert_msg(test_contains(run.output, "\"runtime\":[{\"name\":\"libnvrtc-builtins.so*\",\"path\":null,\"how\":\"not_found\",\"family\":\"nvrtc-builtins\",\"object\":null,\"required\":true,\"looked\":["),
+	ck_assert_msg(test_contains(run.output, "\"runtime\":[{\"name\":\"libnvrtc-builtins.so.77.0\",\"path\":null,\"how\":\"not_found\",\"family\":\"nvrtc-builtins\",\"object\":null,\"required\":true,\"looked\":["),
 		      "%.3000s", run.output);
-	ck_assert_msg(test_contains(run.output, "\"how\":\"default\",\"result\":\"no nvrtc-builtins file\""), "%.3000s", run.output);
+	ck_assert_msg(test_contains(run.output, "\"how\":\"default\",\"result\":\"absent\""), "%.3000s", run.output);
 	ck_assert_msg(test_json_document(run.output), "%.3000s", run.output);
 	ck_assert_msg(test_contains(run.output, "\"would_supply\":[],"), "nothing the runtime could supply: %.3000s", run.output);
 	run = inspect(env, "'%s'", w.nvrtc);
-	ck_assert_msg(run.status == 1 && test_contains(run.output, "libnvrtc-builtins.so* not found (nvrtc-builtins; run time, required)") &&
+	ck_assert_msg(run.status == 1 && test_contains(run.output, "libnvrtc-builtins.so.77.0 not found (nvrtc-builtins; run time, required)") &&
 		      test_contains(run.output, "1 dependency not found"), "%d: %.3000s", run.status, run.output);
 	/* Beside NVRTC it is still not found: NVRTC has no RUNPATH, and its dlopen does not search its
 	   own folder. The real loader agrees: the compile fails. */
@@ -1250,13 +1307,16 @@ END_TEST
 
 START_TEST(test_a_missing_optional_run_time_dependent_is_shown_and_not_a_miss)
 {
-	/* A cuDNN-like libcudnn.so.77 (RUNPATH $ORIGIN) whose graph library is beside it; the ops, cnn
-	   and adv libraries, which it loads only when they are used, are not. */
+	/* A cuDNN-like libcudnn.so.77 (RUNPATH $ORIGIN) that names its sub-libraries by their bases, as
+	   cuDNN 9 does, whose graph library is beside it; the ops, cnn and adv libraries, which it loads
+	   only when they are used, are not. */
 	char *root = test_tmpdir();
 	char *lib = test_format("%s/site-packages/nvidia/cudnn/lib", root);
 	test_mkdirs(lib);
 	char *cudnn = test_format("%s/libcudnn.so.77", lib);
-	test_build_library("value.c", cudnn, "libcudnn.so.77", "-Wl,--enable-new-dtags,-rpath,'$ORIGIN'");
+	test_build_library("value.c", cudnn, "libcudnn.so.77",
+			   "-Wl,--enable-new-dtags,-rpath,'$ORIGIN' "
+			   "-DCARRIES='\"libcudnn_graph.so\",\"libcudnn_ops.so\",\"libcudnn_cnn.so\",\"libcudnn_adv.so\"'");
 	char *graph = test_format("%s/libcudnn_graph.so.77", lib);
 	test_build_library("value.c", graph, "libcudnn_graph.so.77", "");
 	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", "NVINTERPOSE_PATH=", NULL };
@@ -1277,6 +1337,55 @@ START_TEST(test_a_missing_optional_run_time_dependent_is_shown_and_not_a_miss)
 	run = inspect(env, "'%s'", cudnn);
 	ck_assert_msg(run.status == 1 && test_contains(run.output, "libcudnn_graph.so* not found (cudnn_graph; run time, required)"), "%d: %s",
 		      run.status, run.output);
+}
+END_TEST
+
+/* A library's run-time dependents are those its own file names (its strings, as strings(1) shows
+   them), by the name it carries: a cuFFT-like library that names neither nvJitLink nor NVRTC has
+   none, whatever lies beside it (Debian's cuFFT 10 beside CUDA 13's libraries); one that names
+   libnvJitLink.so.77 asks for that, not for the .so.78 beside it; a cuBLASLt-like one that names
+   the unversioned libnvrtc.so (cuBLASLt 11) is shown asking for that. */
+START_TEST(test_run_time_dependents_are_those_the_file_names)
+{
+	char *lib = test_format("%s/site-packages/nvidia/cu13/lib", test_tmpdir());
+	test_mkdirs(lib);
+	char *cufft = test_format("%s/libcufft.so.77", lib), *cublaslt = test_format("%s/libcublasLt.so.77", lib);
+	test_build_library("value.c", test_format("%s/libnvJitLink.so.78", lib), "libnvJitLink.so.78", "-DVALUE_SYMBOL=nvjitlink_value");
+	test_build_library("value.c", test_format("%s/libnvrtc.so.77", lib), "libnvrtc.so.77", "-DVALUE_SYMBOL=nvrtc_value");
+	test_build_library("value.c", cufft, "libcufft.so.77", "-Wl,--enable-new-dtags,-rpath,'$ORIGIN'");
+	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", "NVINTERPOSE_PATH=", NULL };
+	struct test_run run = inspect(env, "--cache=none '%s'", cufft);
+	ck_assert_msg(run.status == 0 && !test_contains(run.output, "run time") && !test_contains(run.output, "mixed origins"), "%d: %s",
+		      run.status, run.output);
+	run = inspect(env, "--json --cache=none '%s'", cufft);
+	ck_assert_msg(test_contains(run.output, "\"runtime\":[]"), "%s", run.output);
+	test_build_library("value.c", cufft, "libcufft.so.77", "-Wl,--enable-new-dtags,-rpath,'$ORIGIN' -DCARRIES='\"libnvJitLink.so.77\"'");
+	run = inspect(env, "--cache=none '%s'", cufft);
+	ck_assert_msg(test_contains(run.output, "libnvJitLink.so.77 not found (nvJitLink; run time, optional)") &&
+		      !test_contains(run.output, "libnvJitLink.so.78") && !test_contains(run.output, "libnvrtc"), "%s", run.output);
+	test_build_library("value.c", cublaslt, "libcublasLt.so.77", "-Wl,--enable-new-dtags,-rpath,'$ORIGIN' -DCARRIES='\"libnvrtc.so\"'");
+	run = inspect(env, "--cache=none '%s'", cublaslt);
+	ck_assert_msg(test_contains(run.output, "libnvrtc.so not found (nvrtc; run time, optional)") && !test_contains(run.output, "libnvrtc.so.77"),
+		      "%s", run.output);
+}
+END_TEST
+
+/* Debian's cuFFT 10 (CUDA 11.8), where it is installed: it names neither NVRTC nor nvJitLink, so
+   the inspector lists no run-time dependent for it, and no CUDA 13 library (this machine's toolkit,
+   in ld.so.cache) mixes with it. */
+START_TEST(test_debian_cufft_10_has_no_run_time_dependent)
+{
+	const char *cufft = access("/usr/lib/x86_64-linux-gnu/libcufft.so.10", R_OK) == 0 ? "/usr/lib/x86_64-linux-gnu/libcufft.so.10"
+			    : access("/usr/lib/aarch64-linux-gnu/libcufft.so.10", R_OK) == 0 ? "/usr/lib/aarch64-linux-gnu/libcufft.so.10"
+											       : NULL;
+	if (!cufft) {
+		printf("skipped: Debian's libcufft10 (libcufft.so.10) is not installed\n");
+		return;
+	}
+	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", "NVINTERPOSE_PATH=", NULL };
+	struct test_run run = inspect(env, "'%s'", cufft);
+	ck_assert_msg(!test_contains(run.output, "run time") && !test_contains(run.output, "mixed origins") && !test_contains(run.output, ".so.13"),
+		      "%d: %s", run.status, run.output);
 }
 END_TEST
 
@@ -1574,6 +1683,25 @@ START_TEST(test_scan_hints_where_a_missing_dependency_lies)
 	run = inspect(env, "--scan --json --cache=none --python=/nonexistent/python3");
 	ck_assert_msg(test_contains(run.output, "\"python_problem\":\"/nonexistent/python3: No such file or directory\"") &&
 		      test_contains(run.output, test_format("{\"kind\":\"CUDA_HOME\",\"folder\":\"%s\"", e.toolkit)), "%.4000s", run.output);
+}
+END_TEST
+
+/* A hint never pairs libraries of different majors: a cuFFT-like library of the wheel asks for
+   libnvJitLink.so.79, of which no copy lies anywhere, while .so.77 copies do. */
+START_TEST(test_scan_hint_never_pairs_majors)
+{
+	if (!have_python3())
+		return;
+	struct environment e = make_environment();
+	test_build_library("value.c", test_format("%s/libcufft.so.79", e.wheel), "libcufft.so.79",
+			   "-Wl,--enable-new-dtags,-rpath,'$ORIGIN' -DCARRIES='\"libnvJitLink.so.79\"'");
+	const char *env[] = { "LD_PRELOAD=", "LD_LIBRARY_PATH=", test_format("PYTHONPATH=%s", e.venv), test_format("CUDA_HOME=%s/toolkit", e.root),
+			      "CUDA_PATH=", "CONDA_PREFIX=", "NVINTERPOSE_PATH=", NULL };
+	struct test_run run = inspect(env, "--scan --json --cache=none");
+	char *finding = strstr(run.output, test_format("\"library\":\"%s/libcufft.so.79\",\"dependency\":\"libnvJitLink.so.79\"", e.wheel));
+	ck_assert_msg(finding, "%.6000s", run.output);
+	char *hint = strstr(finding, "\"hint\":");
+	ck_assert_msg(hint && strncmp(hint, "\"hint\":\"no copy of nvJitLink in this environment", 48) == 0, "%.600s", finding);
 }
 END_TEST
 
@@ -1896,11 +2024,13 @@ int main(void)
 	tcase_add_test(tc, test_hostile_files_on_the_search_path_never_block);
 	tcase_add_test(tc, test_hostile_cache_files_are_read_or_refused);
 	tcase_add_test(tc, test_what_if_the_runtime_supplies_the_wheel_sibling);
+	tcase_add_test(tc, test_what_if_of_a_program_is_the_audit_fronts);
 	tcase_add_test(tc, test_what_if_skips_a_copy_cut_short_as_the_runtime_does);
 	tcase_add_test(tc, test_what_if_takes_wheel_siblings_in_byte_order);
 	tcase_add_test(tc, test_mixed_origins_get_a_warning_and_coherent_fixes_them);
 	tcase_add_test(tc, test_what_if_reads_the_origins_of_a_running_process);
 	tcase_add_test(tc, test_what_if_takes_a_processs_origins_in_the_order_it_loaded_them);
+	tcase_add_test(tc, test_pid_what_if_says_first_loaded_wins_under_every_policy);
 	tcase_add_test(tc, test_what_if_reads_a_process_of_another_mount_namespace_through_its_root);
 	tcase_add_test(tc, test_pid_of_an_exited_process_is_refused);
 	tcase_add_test(tc, test_json_run_errors_are_documents);
@@ -1909,6 +2039,8 @@ int main(void)
 	tcase_add_test(tc, test_default_view_names_what_nvinterpose_path_would_supply_when_trusted);
 	tcase_add_test(tc, test_a_run_time_dependent_found_elsewhere_is_a_mixed_origin);
 	tcase_add_test(tc, test_a_missing_optional_run_time_dependent_is_shown_and_not_a_miss);
+	tcase_add_test(tc, test_run_time_dependents_are_those_the_file_names);
+	tcase_add_test(tc, test_debian_cufft_10_has_no_run_time_dependent);
 	tcase_add_test(tc, test_system_libraries_are_folded_unless_all);
 	tcase_add_test(tc, test_max_depth_limits_the_tree_shown_not_the_answer);
 	tcase_add_test(tc, test_usage_errors_have_one_shape);
@@ -1917,6 +2049,7 @@ int main(void)
 	tcase_add_test(tc, test_json_fields_are_the_documented_ones);
 	tcase_add_test(tc, test_scan_groups_every_copy_and_names_the_mixes);
 	tcase_add_test(tc, test_scan_hints_where_a_missing_dependency_lies);
+	tcase_add_test(tc, test_scan_hint_never_pairs_majors);
 	tcase_add_test(tc, test_scan_python_that_keeps_running_is_bounded);
 	tcase_add_test(tc, test_scan_text_shows_what_the_python_prints_escaped);
 	tcase_add_test(tc, test_scan_reads_the_copies_ld_so_cache_lists);

@@ -80,7 +80,8 @@ unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *cookie)
 	   it searched for right after, on the same thread). */
 	char asker[PATH_MAX];
 	const char *base = libnames_basename(path);
-	bool asked = loaded_take_asker(base, base, asker, sizeof(asker));
+	const char *how;
+	bool asked = loaded_take_asker(base, base, asker, sizeof(asker), &how);
 	origins_register(&(struct origin_load){ .family = family, .folder = folder, .path = path, .name = base,
 						.caller = asked ? asker : NULL,
 						.reason = asked ? "mapped (audit)" : "mapped (audit); the request was not seen" });
@@ -145,8 +146,8 @@ char *la_objsearch(const char *name, uintptr_t *cookie, unsigned int flag)
 	char *answer = (char *)name;
 	struct plan_load *load = malloc(sizeof(*load));
 	request.asker = requester->l_name && requester->l_name[0] ? requester->l_name : loaded_program_path();
-	if (report_misses_wanted(false))
-		loaded_note_asker(name, request.asker);
+	if (report_askers_wanted())
+		loaded_note_asker(name, request.asker, NULL);
 	/* The answer's storage outlives the call: the loader keeps using the name it gets. */
 	if (load && plan_for_requester(&request, load) && (answer = strdup(load->path)))
 		report_outcome(&(struct outcome){ .kind = OUTCOME_LOADED, .request = POLICY_AUDIT, .answer = &load->answer,

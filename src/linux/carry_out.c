@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "carry_out.h"
 
+#include "loaded.h"
 #include "loader_facts.h"
 #include "log.h"
 #include "real.h"
@@ -20,12 +21,18 @@ void *carry_out_dlopen(const char *file, int mode)
 	return handle;
 }
 
+/* The reason of the register event of what the runtime loads: it names the asker too. */
+static const char loaded_for_asker[] = "loaded by the runtime for its caller";
+
 void *carry_out_load(const struct plan_load *load, int mode, const struct plan_request *request)
 {
+	loaded_note_asker(load->name, request->asker, loaded_for_asker);
 	if (load->answer.by_name_first) {
 		void *handle = carry_out_dlopen(load->name, mode);
-		if (handle)
-			return handle; /* the loader's ld.so.cache had it: its own answer */
+		if (handle) {
+			loaded_sync(); /* the loader's ld.so.cache had it, its own answer: registered now, for the asker */
+			return handle;
+		}
 	}
 	/* glibc opens the file again by its path. It has no call that takes the descriptor the check
 	   read, and a /proc/self/fd path would become the library's name and its $ORIGIN. A copy that
@@ -41,6 +48,7 @@ void *carry_out_load(const struct plan_load *load, int mode, const struct plan_r
 	}
 	report_outcome(&(struct outcome){ .kind = OUTCOME_LOADED, .request = request->kind, .answer = &load->answer,
 					  .name = load->name, .family = load->family, .caller = request->asker, .path = load->path });
+	loaded_sync(); /* its origin registered now, for the asker */
 	return handle;
 }
 

@@ -5,6 +5,7 @@
    runtime asks of every copy it would load. tests/test_dynamic.c holds its answers against the
    libelf reader (inspect/elf/) over real libraries and broken files. */
 #include "dynamic.h"
+#include "loader/elf_newer.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -14,15 +15,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* Newer than some C libraries' elf.h (glibc 2.36 and 2.32). */
-#ifndef DT_RELR
-#define DT_RELRSZ 35
-#define DT_RELR 36
-#endif
-#ifndef PT_GNU_PROPERTY
-#define PT_GNU_PROPERTY 0x6474e553
-#endif
 
 static bool is_own_class(const ElfW(Ehdr) *header)
 {

@@ -125,6 +125,7 @@ static struct entry *append_entry(int family, const char *path, const char *sona
 	}
 	struct entry *entry = &entries[n];
 	entry->object.family = family;
+	entry->object.driver = libnames_is_driver(family);
 	strcpy(entry->object.soname, soname);
 	entry->object.path = memcpy(text + text_used, path, length);
 	entry->soname_length = strlen(soname);
@@ -144,6 +145,7 @@ static struct entry *append_entry(int family, const char *path, const char *sona
 static struct noted_asker {
 	char name[NAME_MAX + 1];
 	char asker[PATH_MAX];
+	const char *how;
 } noted_askers[NOTED_ASKERS];
 static size_t noted_next;
 
@@ -155,7 +157,7 @@ static void lock_askers(void)
 
 static void unlock_askers(void) { atomic_flag_clear_explicit(&askers_lock, memory_order_release); }
 
-void loaded_note_asker(const char *name, const char *asker)
+void loaded_note_asker(const char *name, const char *asker, const char *how)
 {
 	if (strlen(name) > NAME_MAX || strlen(asker) >= PATH_MAX)
 		return;
@@ -163,10 +165,11 @@ void loaded_note_asker(const char *name, const char *asker)
 	struct noted_asker *slot = &noted_askers[noted_next++ % NOTED_ASKERS]; /* the oldest goes */
 	strcpy(slot->name, name);
 	strcpy(slot->asker, asker);
+	slot->how = how;
 	unlock_askers();
 }
 
-bool loaded_take_asker(const char *soname, const char *base, char *asker, size_t size)
+bool loaded_take_asker(const char *soname, const char *base, char *asker, size_t size, const char **how)
 {
 	bool found = false;
 	lock_askers();
@@ -175,6 +178,7 @@ bool loaded_take_asker(const char *soname, const char *base, char *asker, size_t
 		if (slot->name[0] && (strcmp(slot->name, soname) == 0 || strcmp(slot->name, base) == 0) &&
 		    strlen(slot->asker) < size) {
 			strcpy(asker, slot->asker);
+			*how = slot->how;
 			slot->name[0] = '\0';
 			found = true;
 		}
@@ -205,6 +209,14 @@ static int find_needer(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1; /* the first in load order: the loader maps dependencies breadth first */
 }
 
+bool loaded_mixed_origin_first(const struct loaded_object *object)
+{
+	/* The index's own storage, which it hands out read-only. */
+	struct loaded_object *own = (struct loaded_object *)object;
+	return !atomic_load_explicit(&own->mixed_origin_looked, memory_order_relaxed) &&
+	       !atomic_exchange_explicit(&own->mixed_origin_looked, true, memory_order_relaxed);
+}
+
 const char *loaded_program_path(void)
 {
 	static char path[PATH_MAX];
@@ -225,12 +237,13 @@ const char *loaded_program_path(void)
 
 /* The object that asked for this one: a noted request, else the first object that names it in its
    DT_NEEDED (the program included); NULL when neither (a dlopen the runtime did not see). */
-static const char *asker_of(const struct loaded_object *object, char *asker, size_t size)
+static const char *asker_of(const struct loaded_object *object, char *asker, size_t size, const char **how)
 {
 	const char *base = libnames_basename(object->path);
-	if (loaded_take_asker(object->soname, base, asker, size))
+	*how = NULL;
+	if (loaded_take_asker(object->soname, base, asker, size, how))
 		return asker;
-	if (!log_enabled(LOG_INFO) && !log_events_enabled() && !report_misses_wanted(false))
+	if (!report_askers_wanted())
 		return NULL; /* nobody reads it */
 	struct needer_search search = { .name = object->soname[0] ? object->soname : base, .asker = asker, .size = size };
 	loaded_program_path(); /* read now, not under the loader's lock */
@@ -251,14 +264,16 @@ static void register_origin(struct entry *entry)
 	}
 	if (!dst_origin_of(object->path, folder, sizeof(folder)) || registry_has_origin(object->family, folder))
 		return;
-	const char *caller = asker_of(object, asker, sizeof(asker));
+	const char *how;
+	const char *caller = asker_of(object, asker, sizeof(asker), &how);
 	origins_register(&(struct origin_load){
 		.family = object->family,
 		.folder = folder,
 		.path = object->path,
 		.name = object->soname[0] ? object->soname : libnames_basename(object->path),
 		.caller = caller,
-		.reason = caller ? "seen loaded" : "seen loaded; the request was not seen (made before the runtime "
+		.dependent = caller != NULL,
+		.reason = how ? how : caller ? "seen loaded" : "seen loaded; the request was not seen (made before the runtime "
 						   "was there, or through a dlopen bound past its hooks)",
 	});
 }
@@ -408,21 +423,8 @@ const struct loaded_object *loaded_find(const char *file, bool by_path)
 	return by_path ? loaded_find_path(file) : loaded_find_soname(file);
 }
 
-bool loaded_has_soname(const char *soname) { return loaded_find_soname(soname) != NULL; }
-
 bool loaded_has_path(const char *path) { return loaded_find_path(path) != NULL; }
 
-
-bool loaded_path_of_soname(const char *soname, char *path, size_t size)
-{
-	size_t n = atomic_load_explicit(&entry_count, memory_order_acquire);
-	for (size_t i = 0; i < n; i++)
-		if (soname[0] && strcmp(entries[i].object.soname, soname) == 0 && is_loaded(&entries[i]) && strlen(entries[i].object.path) < size) {
-			strcpy(path, entries[i].object.path);
-			return true;
-		}
-	return false;
-}
 
 bool loaded_has_family(int family)
 {

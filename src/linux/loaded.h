@@ -13,8 +13,10 @@
 struct loaded_object {
 	_Atomic unsigned long generation; /* the sync that last saw it loaded */
 	int family;
+	bool driver;                    /* the family's driver flag */
 	char soname[LOADED_SONAME_MAX]; /* DT_SONAME, or "" when it has none */
 	const char *path;               /* the name the loader loaded it as (l_name), which may be relative */
+	_Atomic bool mixed_origin_looked; /* loaded_mixed_origin_first was asked */
 };
 
 void loaded_init(void);
@@ -24,12 +26,9 @@ void loaded_init(void);
    appeared. On return the index covers every object loaded before the call. */
 void loaded_sync(void);
 
-/* True when an NVIDIA object with this soname is loaded, as of the last sync (call loaded_sync
+/* True when an NVIDIA object of this family is loaded, as of the last sync (call loaded_sync
    first for an answer about now). */
-bool loaded_has_soname(const char *soname);
 bool loaded_has_family(int family);
-/* Writes the path of the loaded NVIDIA object with this soname; false when none is loaded. */
-bool loaded_path_of_soname(const char *soname, char *path, size_t size);
 /* True when an NVIDIA object the loader loaded as path (the same name, relative or absolute) is loaded. */
 bool loaded_has_path(const char *path);
 
@@ -52,12 +51,20 @@ static inline bool loaded_still_loaded(const struct loaded_object *object)
    not say that it cannot. */
 void loaded_note_relative_load(const char *path);
 
-/* The front passed a load of name, asked for by asker, to the loader: when its origin is
-   registered at a later sync, asker is its caller. */
-void loaded_note_asker(const char *name, const char *asker);
+/* The front passed a load of name, asked for by asker, to the loader, or the runtime loads it
+   for asker itself: when its origin is registered at a later sync, asker is its caller and how
+   (static text: "loaded by the runtime for its caller") the register event's reason; NULL: "seen
+   loaded". */
+void loaded_note_asker(const char *name, const char *asker, const char *how);
 
-/* The noted asker of an object with this soname or file name, into asker (and out of the notes). */
-bool loaded_take_asker(const char *soname, const char *base, char *asker, size_t size);
+/* The noted asker of an object with this soname or file name, into asker, and how it was loaded
+   (NULL unless noted) into *how (and out of the notes). */
+bool loaded_take_asker(const char *soname, const char *base, char *asker, size_t size, const char **how);
+
+/* True the first time it is asked for object: a repeated load of it is looked at for a mixed
+   origin once (as report_mixed_origin_first does by name), so the hot path pays a load and a test
+   from then on. Lock-free and allocation-free. */
+bool loaded_mixed_origin_first(const struct loaded_object *object);
 
 /* The main program's path (/proc/self/exe), read once, for events that name it. */
 const char *loaded_program_path(void);

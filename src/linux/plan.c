@@ -19,6 +19,8 @@
 #define _GNU_SOURCE
 #include "plan.h"
 
+#include "origins.h"
+
 #include "config.h"
 #include "libnames.h"
 #include "loaded.h"
@@ -346,10 +348,20 @@ static void report_miss(const struct findings *findings, const struct policy_ans
 	char *other = finding->looked ? malloc(PATH_MAX) : NULL;
 	bool has_other = other && other_version(finding, request->family, request->name, other, PATH_MAX);
 	report_outcome(&(struct outcome){ .kind = OUTCOME_MISSED, .answer = answer, .name = request->name,
-					  .family = request->family, .driver = request->driver, .caller = request->asker,
+					  .family = request->family, .weight = request->weight, .caller = request->asker,
 					  .other = has_other ? other : NULL, .looked = finding->looked,
 					  .looked_count = finding->looked_count });
 	free(other);
+}
+
+/* The loader keeps its choice, a copy at a known path: when that lies in another installation than
+   the NVIDIA asker's, a mixed origin, said before the loader takes it. */
+static void check_loaders_choice(const struct findings *findings, const struct policy_answer *answer)
+{
+	const struct plan_request *request = findings->request;
+	if (answer->reason == POLICY_BECAUSE_LOADER && findings->loader.loader == POLICY_LOADER_FINDS && findings->asker_folder &&
+	    request->asker && policy_watches_mixed_origins(findings->question.policy) && report_mixed_origin_first(request->name))
+		origins_check_mixed(request->name, request->family, request->asker, findings->loader.loader_path, false);
 }
 
 static const struct finding *findings_settle(struct findings *findings, struct policy_answer *answer)
@@ -357,6 +369,7 @@ static const struct finding *findings_settle(struct findings *findings, struct p
 	*answer = decide(findings);
 	if (answer->miss)
 		report_miss(findings, answer);
+	check_loaders_choice(findings, answer);
 	return taken_by(findings, answer);
 }
 
@@ -452,26 +465,15 @@ bool plan_for_requester(const struct plan_request *request, struct plan_load *lo
 
 void plan_check_mixed_origin(const struct plan_request *request, const char *asker, const void *asker_code)
 {
-	char folder[PATH_MAX], loaded[PATH_MAX];
+	const char *loaded = request->loaded_path;
 	struct policy_question question = plan_question(request);
-	question.driver = libnames_is_driver(request->family);
 	if (!policy_decide(&question).check_mixed_origin || !report_mixed_origin_first(request->name))
 		return;
 	struct link_map *object = asker ? NULL : loader_facts_object_at(asker_code);
 	if (!asker)
 		asker = object && object->l_name && object->l_name[0] ? object->l_name : NULL;
-	if (!asker || libnames_match_linux(libnames_basename(asker), NULL) < 0 || !dst_origin_of(asker, folder, sizeof(folder)) ||
-	    !loaded_path_of_soname(request->name, loaded, sizeof(loaded)))
-		return;
-	struct finding *own = malloc(sizeof(*own));
-	if (!own)
-		return;
-	finding_init(own, NULL);
-	if (finding_walk_own(own, request->name, folder) && !platform_same_file(own->path, loaded))
-		report_outcome(&(struct outcome){ .kind = OUTCOME_MIXED_ORIGIN, .name = request->name, .family = request->family,
-						  .caller = asker, .path = loaded, .own = own->path });
-	finding_free(own);
-	free(own);
+	if (asker && loaded)
+		origins_check_mixed(request->name, request->family, asker, loaded, true);
 }
 
 /* ---- DT_NEEDED ---- */
@@ -489,6 +491,8 @@ struct parent {
 	const char *path;
 	const char *folder;
 	const struct dynamic_file *file;
+	/* Its DT_NEEDED names as the policy sees them, learned once (NULL when they could not be). */
+	struct plan_request *requests;
 	char **rpath, **runpath;
 	int rpath_count, runpath_count;
 	struct loader_object model;
@@ -527,6 +531,7 @@ static void free_parent(struct parent *parent)
 		free(parent->runpath[i]);
 	free(parent->rpath);
 	free(parent->runpath);
+	free(parent->requests);
 }
 
 static void plan_needs_of(struct parent *parent, struct needs *needs, int depth);
@@ -552,6 +557,37 @@ static bool walk_needed_loader(struct findings *findings, struct search_request 
 	return true;
 }
 
+/* A DT_NEEDED name as the policy sees it (family -1: not NVIDIA's). */
+static struct plan_request need_request(const char *name)
+{
+	struct plan_request request = { .kind = POLICY_NEEDED, .name = name, .family = libnames_match_linux(name, NULL) };
+	if (request.family >= 0) {
+		request.driver = libnames_is_driver(request.family);
+		const struct loaded_object *loaded = loaded_find_soname(name);
+		request.loaded = loaded != NULL;
+		request.loaded_path = loaded ? loaded->path : NULL;
+		/* A DT_NEEDED: the loader fails the load without it, whoever needs it. */
+		request.weight = report_miss_weight(POLICY_NEEDED, NULL, request.family, request.driver);
+		request.heard = report_misses_wanted(request.weight);
+	}
+	return request;
+}
+
+/* The DT_NEEDED names of file as the policy sees them, each learned once and carried down to its
+   plan; NULL when it needs nothing or the memory is short. Most libraries need no NVIDIA library
+   that is not loaded yet, and nothing from here (but under coherent, a loaded one may still be a
+   mixed origin to report): worth, when given, tells whether any name is worth a plan. */
+static struct plan_request *learn_needs(const struct dynamic_file *file, bool *worth)
+{
+	struct plan_request *requests = file->needed_count ? malloc(file->needed_count * sizeof(*requests)) : NULL;
+	for (size_t i = 0; requests && i < file->needed_count; i++) {
+		requests[i] = need_request(file->needed[i]);
+		if (worth && requests[i].family >= 0 && plan_worth_making(&requests[i]))
+			*worth = true;
+	}
+	return requests;
+}
+
 /* The copy the runtime loads is dlopen'ed in its turn: its own needs come first. */
 static void plan_needs_of_copy(struct need *need, const struct finding *taken, struct needs *needs, int depth)
 {
@@ -559,28 +595,19 @@ static void plan_needs_of_copy(struct need *need, const struct finding *taken, s
 	if (depth >= POLICY_NEEDED_MAX_DEPTH || !dst_origin_of(taken->path, need->folder, sizeof(need->folder)))
 		return;
 	*child = (struct parent){ .path = taken->path, .folder = need->folder, .file = taken->file };
-	if (model_parent(child))
+	child->requests = learn_needs(taken->file, NULL);
+	if (child->requests && model_parent(child))
 		plan_needs_of(child, needs, depth + 1);
 	free_parent(child);
 }
 
-/* A DT_NEEDED name as the policy sees it (family -1: not NVIDIA's). */
-static struct plan_request need_request(const char *name, const char *parent)
-{
-	struct plan_request request = { .kind = POLICY_NEEDED, .name = name, .family = libnames_match_linux(name, NULL), .asker = parent };
-	if (request.family >= 0) {
-		request.driver = libnames_is_driver(request.family);
-		request.loaded = loaded_has_soname(name);
-		request.heard = report_misses_wanted(request.driver);
-	}
-	return request;
-}
-
 /* One DT_NEEDED name of parent: nothing when it is not NVIDIA's, loaded, or found by the loader;
    otherwise planned from where the policy takes it, after its own needs. */
-static void plan_need(struct parent *parent, const char *name, struct needs *needs, int depth)
+static void plan_need(struct parent *parent, const struct plan_request *learned, struct needs *needs, int depth)
 {
-	struct plan_request request = need_request(name, parent->path);
+	struct plan_request request = *learned;
+	const char *name = request.name;
+	request.asker = parent->path;
 	if (request.family < 0 || visited_before(needs, name))
 		return;
 	struct need *need = request.loaded ? NULL : malloc(sizeof(*need)); /* written before it is read: not zeroed */
@@ -614,19 +641,7 @@ static void plan_need(struct parent *parent, const char *name, struct needs *nee
 static void plan_needs_of(struct parent *parent, struct needs *needs, int depth)
 {
 	for (size_t i = 0; i < parent->file->needed_count; i++)
-		plan_need(parent, parent->file->needed[i], needs, depth);
-}
-
-/* Most libraries need no NVIDIA library that is not loaded yet: they need nothing from here (but
-   under coherent, a loaded one may still be a mixed origin to report). */
-static bool needs_the_runtime(const struct dynamic_file *file)
-{
-	for (size_t i = 0; i < file->needed_count; i++) {
-		struct plan_request request = need_request(file->needed[i], NULL);
-		if (request.family >= 0 && plan_worth_making(&request))
-			return true;
-	}
-	return false;
+		plan_need(parent, &parent->requests[i], needs, depth);
 }
 
 static void report_needs_unknown(const char *path, const struct dynamic_file *file, const char *why)
@@ -643,8 +658,9 @@ bool plan_needed(const char *path, const char *folder, const struct dynamic_file
 	struct needs *needs = NULL;
 	struct loader_facts_process *lists = NULL;
 	struct parent parent = { .path = path, .folder = folder, .file = file };
+	bool worth = false;
 	plan->count = 0;
-	if (!needs_the_runtime(file))
+	if (!(parent.requests = learn_needs(file, &worth)) || !worth)
 		goto out;
 	if (!model_parent(&parent)) {
 		report_needs_unknown(path, file, "its RPATH or RUNPATH uses $LIB or $PLATFORM, which the loader did not tell");

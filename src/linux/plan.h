@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "dynamic.h"
 #include "policy.h"
+#include "report.h"
 
 #include <limits.h>
 #include <link.h>
@@ -23,9 +24,11 @@ struct plan_request {
 	int family;
 	bool driver;
 	bool loaded; /* first loaded wins, and the name (the attach scan: the family) is loaded */
+	const char *loaded_path; /* with loaded, the path of the name's loaded copy, when the index holds it */
 	/* A miss of the name would be shown or recorded (report_misses_wanted), for a request whose
 	   misses are reported. The front learns it once. */
 	bool heard;
+	enum report_miss_weight weight; /* how loud a miss of it is (report_miss_weight) */
 	/* The object whose search applies: the dlopen caller, the audit front's requester, the
 	   library the attach scan loads for. */
 	struct link_map *caller;
@@ -77,8 +80,8 @@ bool plan_for_requester(const struct plan_request *request, struct plan_load *lo
    runtime. One that nobody finds is reported as a miss, since the loader will fail the load. */
 bool plan_needed(const char *path, const char *folder, const struct dynamic_file *file, struct plan *plan);
 
-/* First loaded wins, and request's name (of request's family) is loaded. Under coherent, when the
-   asker's own installation holds another copy, a warning and a "mixed-origin" event with both
+/* First loaded wins, and request's name (of request's family) is loaded, at request's loaded_path.
+   Under coherent, when the asker's own installation holds another copy, a warning and a "mixed-origin" event with both
    paths, once for each soname. The asker is a path, or (when NULL) the object holding asker_code,
    found only when the check is made. */
 void plan_check_mixed_origin(const struct plan_request *request, const char *asker, const void *asker_code);

@@ -12,6 +12,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -555,6 +556,33 @@ void platform_write_stderr(const char *text, size_t length)
 void platform_keep_stderr(void) {}
 
 bool platform_reports_for(long report_pid) { return platform_process_id() == report_pid; }
+
+bool platform_report_file(long report_pid, const char *tmpdir, char *path, size_t size)
+{
+	const char *folder = tmpdir && tmpdir[0] == '/' ? tmpdir : "/tmp";
+	int n = snprintf(path, size, "%s/nvinterpose-report-%ld", folder, report_pid);
+	return n > 0 && (size_t)n < size;
+}
+
+char *platform_take_file(const char *path, size_t max)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+	char *text = NULL;
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (size_t)st.st_size > max ||
+	    !(text = malloc((size_t)st.st_size + 1)))
+		goto out;
+	size_t used = 0;
+	for (ssize_t n; used < (size_t)st.st_size && (n = read(fd, text + used, (size_t)st.st_size - used)) > 0;)
+		used += (size_t)n;
+	text[used] = '\0';
+	unlink(path);
+out:
+	close(fd);
+	return text;
+}
 
 long platform_process_id(void) { return (long)getpid(); }
 

@@ -73,76 +73,107 @@ static const struct loaded_object *repeated(const char *file)
 	return last;
 }
 
-/* First loaded wins. Under coherent, a bare name's answer may be a mixed origin. */
-static __attribute__((noinline)) void check_mixed_origin(const char *file, int family, const void *caller)
+/* First loaded wins. Under coherent, a bare name's answer may be a mixed origin. The index's
+   object tells its family, driver flag and path; without one (a forked child before its first
+   walk) the route's request tells the family, and no path is known. */
+static __attribute__((noinline)) void check_mixed_origin(const char *file, const struct loaded_object *object,
+							  const struct request *request, const void *caller)
 {
-	plan_check_mixed_origin(&(struct plan_request){ .kind = POLICY_DLOPEN, .name = file, .family = family, .loaded = true }, NULL,
-				caller);
+	plan_check_mixed_origin(&(struct plan_request){ .kind = POLICY_DLOPEN, .name = file,
+							.family = object ? object->family : request->family,
+							.driver = object ? object->driver : request->driver, .loaded = true,
+							.loaded_path = object ? object->path : NULL },
+				NULL, caller);
 }
 
 /* The hot path: the index says the object is loaded, and the caller's call with RTLD_NOLOAD added
    is then the loader's own answer (a $-token, RTLD_NOLOAD and RTLD_DEEPBIND change nothing for a
    loaded object, and no indexed name holds a '$'). When the index is behind (the object was unloaded
-   since), that call loads nothing and returns NULL. family is the name's when object is NULL. */
-static bool answer_loaded(const char *file, bool by_path, const struct loaded_object *object, int family, int mode,
-			  const void *caller, void **handle)
+   since), that call loads nothing and returns NULL. request is the route's when object is NULL. */
+static bool answer_loaded(const char *file, bool by_path, const struct loaded_object *object, const struct request *request,
+			  int mode, const void *caller, void **handle)
 {
 	void *loaded = real_dlopen(file, mode | RTLD_NOLOAD);
 	if (!loaded)
 		return false;
 	last_answer = (struct last_answer){ object, by_path };
-	if (!by_path && policy_watches_mixed_origins(config_get()->policy))
-		check_mixed_origin(file, object ? object->family : family, caller);
+	if (!by_path && policy_watches_mixed_origins(config_get()->policy) && (!object || loaded_mixed_origin_first(object)))
+		check_mixed_origin(file, object, request, caller);
 	*handle = loaded;
 	return true;
 }
 
+/* The index's object for the request, answered as the loader's own. When the index is behind, it
+   is brought up to date now, or the calls that pass straight through would leave it so, and each
+   repeat of this one would search the file system again. */
+static bool answer_indexed(const struct request *request, int mode, const void *caller, void **handle)
+{
+	const struct loaded_object *object = loaded_find(request->file, request->by_path);
+	if (!object)
+		return false;
+	if (answer_loaded(request->file, request->by_path, object, request, mode, caller, handle))
+		return true;
+	loaded_sync();
+	return false;
+}
+
+/* What a by-path route learned of its file, once. */
+struct by_path {
+	struct dynamic_file *file; /* where the file is read, or NULL when only its header is wanted */
+	bool read;                 /* file holds the read */
+	bool placed;               /* folder holds the folder of the path */
+	char folder[PATH_MAX];
+};
+
 /* An NVIDIA library loaded by path is registered before the loader has it, so that its folder is
    known even if it is unloaded before the runtime's next contact: the folder of the path as given
-   (what $ORIGIN will mean), once the file is one the loader can take. */
-static void register_path(const struct request *request, const char *folder, const void *caller)
+   (what $ORIGIN will mean), once the file is one the loader can take. A relative name is noted
+   then, since a later scan can no longer tell its folder. The file is read once, into seen. False
+   when the loader cannot take it. */
+static bool register_by_path(const struct request *request, struct by_path *seen, const void *caller)
 {
-	origins_register(&(struct origin_load){ .family = request->family, .folder = folder, .path = request->file,
-						.name = request->name, .caller = object_name(loader_facts_object_at(caller)),
-						.reason = "loaded by path" });
+	seen->read = seen->file && dynamic_read_file(request->file, seen->file) == 0;
+	/* A file past the reader's bounds (or odd in ways the loader tolerates) is still registered. */
+	if (seen->read ? !dynamic_file_is_compatible(seen->file) : !dynamic_file_is_loadable(request->file))
+		return false;
+	seen->placed = dst_origin_of(request->file, seen->folder, sizeof(seen->folder));
+	if (seen->placed)
+		origins_register(&(struct origin_load){ .family = request->family, .folder = seen->folder, .path = request->file,
+							.name = request->name, .caller = object_name(loader_facts_object_at(caller)),
+							.reason = "loaded by path" });
+	if (request->file[0] != '/')
+		loaded_note_relative_load(request->file);
+	return true;
 }
 
 static enum route_action act_by_path(const struct request *request, int mode, const void *caller, void **handle)
 {
-	struct dynamic_file *file = malloc(sizeof(*file));
+	struct by_path seen = { .file = malloc(sizeof(*seen.file)) };
 	struct plan *plan = NULL;
-	char folder[PATH_MAX];
 	enum route_action action = ROUTE_PASS;
-	int read = file ? dynamic_read_file(request->file, file) : -ENOMEM;
-	/* A file past the reader's bounds (or odd in ways the loader tolerates) is still registered. */
-	if (read == 0 ? !dynamic_file_is_compatible(file) : !dynamic_file_is_loadable(request->file))
+	if (!register_by_path(request, &seen, caller))
 		goto out;
-	bool placed = dst_origin_of(request->file, folder, sizeof(folder));
-	if (placed)
-		register_path(request, folder, caller);
-	if (request->file[0] != '/')
-		loaded_note_relative_load(request->file);
 	/* A path is the caller's choice and is never redirected; what it needs may be helped. */
-	if (!placed || read != 0 || !(plan = malloc(sizeof(*plan))) || !plan_needed(request->file, folder, file, plan))
+	if (!seen.placed || !seen.read || !(plan = malloc(sizeof(*plan))) || !plan_needed(request->file, seen.folder, seen.file, plan))
 		goto out;
 	if ((*handle = carry_out_with_needs(request->file, mode, plan)))
 		action = ROUTE_HANDLED;
 out:
 	free(plan);
-	free(file);
+	free(seen.file);
 	return action;
 }
 
 static enum route_action act_on_bare_name(const struct request *request, int mode, const void *caller, void **handle)
 {
+	struct link_map *object = loader_facts_object_at(caller);
 	struct plan_request asked = { .kind = POLICY_DLOPEN, .name = request->file, .family = request->family,
-				      .driver = request->driver, .heard = report_misses_wanted(request->driver) };
+				      .driver = request->driver, .caller = object, .asker = object_name(object) };
+	asked.weight = report_miss_weight(POLICY_DLOPEN, asked.asker, asked.family, asked.driver);
+	asked.heard = report_misses_wanted(asked.weight);
 	if (!plan_worth_making(&asked))
 		return ROUTE_PASS;
 	struct plan_load *load = malloc(sizeof(*load));
-	struct link_map *object = loader_facts_object_at(caller);
-	asked.caller = object;
-	asked.asker = object_name(object);
 	if (load && plan_bare_name(&asked, load) && (*handle = carry_out_load(load, mode, &asked))) {
 		free(load);
 		return ROUTE_HANDLED;
@@ -150,8 +181,8 @@ static enum route_action act_on_bare_name(const struct request *request, int mod
 	free(load);
 	/* The loader has the call. When it loads the library, its origin is registered at the next
 	   sync, with this caller. */
-	if (asked.heard)
-		loaded_note_asker(request->file, asked.asker);
+	if (report_askers_wanted())
+		loaded_note_asker(request->file, asked.asker, NULL);
 	return ROUTE_PASS;
 }
 
@@ -168,23 +199,17 @@ static void see_deep_binding(const struct request *request, const void *caller)
 	else
 		log_message(LOG_WARN, "%s is loaded with RTLD_DEEPBIND and libc is left alone (NVINTERPOSE_PATCH=0): its own dlopen calls bypass the runtime",
 			    request->file);
-	char folder[PATH_MAX];
-	if (!request->by_path)
-		loaded_note_asker(request->file, object_name(loader_facts_object_at(caller)));
-	else if (dynamic_file_is_loadable(request->file) && dst_origin_of(request->file, folder, sizeof(folder)))
-		register_path(request, folder, caller);
+	struct by_path seen = { .file = NULL };
+	if (request->by_path)
+		register_by_path(request, &seen, caller);
+	else
+		loaded_note_asker(request->file, object_name(loader_facts_object_at(caller)), NULL);
 }
 
 static enum route_action act(struct request *request, int mode, const void *caller, void **handle)
 {
-	const struct loaded_object *object = loaded_find(request->file, request->by_path);
-	if (object) {
-		if (answer_loaded(request->file, request->by_path, object, -1, mode, caller, handle))
-			return ROUTE_HANDLED;
-		/* Behind: bring the index up to date now, or the calls below that pass straight through
-		   would leave it so, and each repeat of this one would search the file system again. */
-		loaded_sync();
-	}
+	if (answer_indexed(request, mode, caller, handle))
+		return ROUTE_HANDLED;
 	/* A name the index does not know: its family. */
 	if ((request->family = libnames_match_linux(request->name, NULL)) < 0)
 		return ROUTE_PASS;
@@ -200,12 +225,11 @@ static enum route_action act(struct request *request, int mode, const void *call
 	}
 	/* A forked child asks the loader before it syncs: for an object that is loaded, the plain call
 	   takes no lock but the one glibc resets in a child, and neither may the runtime's answer. */
-	if (walk_may_block() && answer_loaded(request->file, request->by_path, NULL, request->family, mode, caller, handle))
+	if (walk_may_block() && answer_loaded(request->file, request->by_path, NULL, request, mode, caller, handle))
 		return ROUTE_HANDLED;
 	loaded_sync(); /* what loaded since the last call, its origins registered */
 	/* Unloaded again since the sync (another thread's dlclose): not loaded, as for the loader. */
-	if ((object = loaded_find(request->file, request->by_path)) &&
-	    answer_loaded(request->file, request->by_path, object, -1, mode, caller, handle))
+	if (answer_indexed(request, mode, caller, handle))
 		return ROUTE_HANDLED;
 	return request->by_path ? act_by_path(request, mode, caller, handle) : act_on_bare_name(request, mode, caller, handle);
 }
@@ -249,7 +273,7 @@ enum route_action route_dlopen(const char *file, int mode, const void *caller, v
 	}
 	int saved_errno = errno;
 	const struct loaded_object *last = repeated(file);
-	if (last && answer_loaded(file, last_answer.by_path, last, -1, mode, caller, handle))
+	if (last && answer_loaded(file, last_answer.by_path, last, NULL, mode, caller, handle))
 		return ROUTE_HANDLED;
 	return route_candidate(file, strrchr(file, '/'), mode, caller, handle, saved_errno);
 }
@@ -276,9 +300,9 @@ enum route_action route_dlmopen(Lmid_t namespace, const char *file, int mode, co
 	carry_out_busy = true;
 	start_once();
 	struct request request = { .file = file, .name = libnames_basename(file), .by_path = true, .family = family };
-	char folder[PATH_MAX];
-	if (!config_get()->disabled && dynamic_file_is_loadable(file) && dst_origin_of(file, folder, sizeof(folder)))
-		register_path(&request, folder, caller);
+	struct by_path seen = { .file = NULL };
+	if (!config_get()->disabled)
+		register_by_path(&request, &seen, caller);
 	carry_out_busy = false;
 	errno = saved_errno;
 	return ROUTE_PASS;

@@ -89,7 +89,7 @@ static void ask_fallback(struct decision *decision)
 {
 	const struct decide_request *request = decision->request;
 	/* The places are listed only when a miss would be said: a miss of a pair said before is counted. */
-	if (report_misses_wanted(decision->question.driver) && !report_miss_known(request->name, request->asker))
+	if (report_misses_wanted(decision->weight) && !report_miss_known(request->name, request->asker))
 		decision->looked = calloc(LOOKED_MAX, sizeof(*decision->looked));
 	struct search_request places = { .name = request->name, .caller_folder = request->asker_folder,
 					 .tried = decision->looked ? add_looked : NULL };
@@ -115,6 +115,7 @@ struct decision *decide(const struct decide_request *request)
 		.loaded = GetModuleHandleW(request->wide_name) != NULL,
 		.asker_is_nvidia = request->asker_folder != NULL,
 	};
+	decision->weight = report_miss_weight(request->request, request->asker, request->family, decision->question.driver);
 	/* Each round answers one fact; the policy asks at most four. */
 	for (int round = 0; round < 8; round++) {
 		decision->answer = policy_decide(&decision->question);
@@ -173,7 +174,7 @@ void decide_report_miss(const struct decision *decision)
 	struct policy_answer answer = decision->answer;
 	answer.miss_reason = reason;
 	report_outcome(&(struct outcome){ .kind = OUTCOME_MISSED, .request = request->request, .answer = &answer,
-					  .name = request->name, .family = request->family, .driver = decision->question.driver,
+					  .name = request->name, .family = request->family, .weight = decision->weight,
 					  .caller = request->asker, .caller_words = request->asker_words, .looked = decision->looked,
 					  .looked_count = decision->looked_count });
 }
@@ -196,6 +197,6 @@ void decide_check_mixed_origin(const struct decision *decision, HMODULE loaded)
 	if (search_candidates(&places, consider_candidate, own) && !platform_same_file(own->copy_utf8, loaded_utf8))
 		report_outcome(&(struct outcome){ .kind = OUTCOME_MIXED_ORIGIN, .request = request->request, .name = request->name,
 						  .family = request->family, .caller = request->asker, .path = loaded_utf8,
-						  .own = own->copy_utf8 });
+						  .own = own->copy_utf8, .already_loaded = true });
 	free(own);
 }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "policy.h"
+#include "report.h"
 
 #include <stdbool.h>
 #include <windows.h>
@@ -31,6 +32,7 @@ struct decision {
 	const struct decide_request *request;
 	struct policy_question question;
 	struct policy_answer answer;
+	enum report_miss_weight weight;            /* how loud a miss of it is (report_miss_weight) */
 	bool loader_found;                        /* the loader's search path holds a DLL of that name */
 	wchar_t loader_file[DECIDE_PATH_MAX];      /* and that file */
 	wchar_t copy[DECIDE_PATH_MAX];             /* LOAD_OWN, LOAD_FALLBACK: the copy to load */

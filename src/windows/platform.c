@@ -317,6 +317,18 @@ void platform_write_stderr(const char *text, size_t length)
 	SetLastError(saved);
 }
 
+bool platform_report_file(long report_pid, const char *tmpdir, char *path, size_t size)
+{
+	(void)report_pid, (void)tmpdir, (void)path, (void)size;
+	return false;
+}
+
+char *platform_take_file(const char *path, size_t max)
+{
+	(void)path, (void)max;
+	return NULL;
+}
+
 bool platform_reports_for(long report_pid)
 {
 	DWORD self = GetCurrentProcessId();

@@ -22,8 +22,15 @@
 
 #define SETTING_PREFIX "NVINTERPOSE_"
 
-/* The NVINTERPOSE_* entries of the environment as start-up found them, one after another, each
-   ending in its '\0'; NULL when there were none. */
+/* The entries of the environment the settings are read from: NVINTERPOSE_*, and TMPDIR, where the
+   run's report file lies (config.c). */
+static bool is_read(const char *entry)
+{
+	return strncmp(entry, SETTING_PREFIX, sizeof(SETTING_PREFIX) - 1) == 0 || strncmp(entry, "TMPDIR=", 7) == 0;
+}
+
+/* Those entries as start-up found them, one after another, each ending in its '\0'; NULL when
+   there were none. */
 static char *settings;
 static size_t settings_size;
 /* The working folder at start-up, for a relative NVINTERPOSE_LOG_FILE (else empty). */
@@ -37,7 +44,7 @@ void start_copy_settings(void)
 	extern char **environ;
 	size_t size = 0;
 	for (char **entry = environ; entry && *entry; entry++)
-		if (strncmp(*entry, SETTING_PREFIX, sizeof(SETTING_PREFIX) - 1) == 0)
+		if (is_read(*entry))
 			size += strlen(*entry) + 1;
 	char *copy = size ? malloc(size) : NULL;
 	if (!copy)
@@ -45,7 +52,7 @@ void start_copy_settings(void)
 	size_t used = 0;
 	for (char **entry = environ; *entry && used < size; entry++) {
 		size_t length = strlen(*entry) + 1;
-		if (strncmp(*entry, SETTING_PREFIX, sizeof(SETTING_PREFIX) - 1) == 0 && used + length <= size) {
+		if (is_read(*entry) && used + length <= size) {
 			memcpy(copy + used, *entry, length);
 			used += length;
 		}

@@ -4,7 +4,7 @@
 
 #include <stdbool.h>
 
-/* Copies the NVINTERPOSE_* entries of the environment, and the working folder where
+/* Copies the NVINTERPOSE_* entries of the environment and TMPDIR, and the working folder where
    NVINTERPOSE_LOG_FILE is relative, once: the settings are those of the process's start, whenever
    they are parsed (a getenv racing another thread's setenv is undefined). The constructor calls it;
    parsing copies first where it has not run. */
@@ -13,7 +13,7 @@ void start_copy_settings(void);
 /* The value of setting name as copied, or NULL. */
 const char *start_setting(const char *name);
 
-/* True when the environment held some NVINTERPOSE_* entry at start-up. */
+/* True when the environment held some NVINTERPOSE_* entry (or TMPDIR) at start-up. */
 bool start_has_settings(void);
 
 /* Parses the copied settings into config_get(), once. */
@@ -21,7 +21,8 @@ void start_read_settings(void);
 
 /* The rest of start-up, once per process (any thread may call it; the first does the work, the
    others wait): the settings, the event log, the registry, the index of loaded objects and the
-   report. No loader call in it but the real functions' lookup (real.h). A fork waits for it. */
+   report. No loader call in it but the real functions' lookup (real.h). A forked child whose
+   parent's thread was in the middle of it runs it again (walk.h). */
 void start_once(void);
 
 /* True once start_once has run. */

@@ -1,5 +1,5 @@
-/* The runtime's walks over the loaded objects and its one-time initializations, and the forks that
-   wait for them. */
+/* The runtime's walks over the loaded objects, and the forks that wait for them; its one-time
+   initializations, which a forked child finishes where the parent's thread left one half done. */
 #include "walk.h"
 
 #include "real.h"
@@ -12,16 +12,9 @@
 
 static _Atomic int walks_in_flight;
 static _Atomic bool fork_pending;
-/* This thread's walks and onces in flight: one inside another never waits for a pending fork, which
-   waits for the outer one. */
-static __thread int depth __attribute__((tls_model("initial-exec")));
 
 static void enter_walk(void)
 {
-	if (depth++ > 0) {
-		atomic_fetch_add(&walks_in_flight, 1);
-		return;
-	}
 	for (;;) {
 		atomic_fetch_add(&walks_in_flight, 1);
 		if (!atomic_load(&fork_pending))
@@ -32,11 +25,7 @@ static void enter_walk(void)
 	}
 }
 
-static void leave_walk(void)
-{
-	depth--;
-	atomic_fetch_sub(&walks_in_flight, 1);
-}
+static void leave_walk(void) { atomic_fetch_sub(&walks_in_flight, 1); }
 
 static void before_fork(void)
 {
@@ -73,9 +62,12 @@ static void forget_the_loader_cache(void)
 	errno = saved_errno;
 }
 
+/* Which process a one-time initialization's runner belongs to: each forked child counts one more. */
+static _Atomic unsigned fork_generation;
+
 static void after_fork_in_child(void)
 {
-	depth = 0;
+	atomic_fetch_add(&fork_generation, 1);
 	atomic_store(&walks_in_flight, 0);
 	atomic_store(&fork_pending, false);
 	atomic_store(&walk_blocks_maybe, true);
@@ -99,22 +91,26 @@ int walk_loaded_objects(int (*visit)(struct dl_phdr_info *info, size_t size, voi
 	return result;
 }
 
-enum { ONCE_NOT_RUN, ONCE_RUNNING, ONCE_DONE };
+enum { ONCE_NOT_RUN = 0, ONCE_DONE = 1 }; /* else running: 2 + 2 * the runner's fork generation */
 
 void walk_once(struct walk_once *once, void (*function)(void))
 {
-	if (atomic_load_explicit(&once->state, memory_order_acquire) == ONCE_DONE)
-		return;
-	enter_walk();
-	int expected = ONCE_NOT_RUN;
-	if (atomic_compare_exchange_strong(&once->state, &expected, ONCE_RUNNING)) {
-		function();
-		atomic_store_explicit(&once->state, ONCE_DONE, memory_order_release);
+	for (;;) {
+		unsigned state = atomic_load_explicit(&once->state, memory_order_acquire);
+		if (state == ONCE_DONE)
+			return;
+		unsigned mine = 2 + 2 * atomic_load(&fork_generation);
+		/* Not run, or run by a thread of the parent process, which this child does not have. */
+		if (state == ONCE_NOT_RUN || state != mine) {
+			if (atomic_compare_exchange_strong(&once->state, &state, mine)) {
+				function();
+				atomic_store_explicit(&once->state, ONCE_DONE, memory_order_release);
+				return;
+			}
+			continue;
+		}
+		sched_yield(); /* another thread of this process runs it */
 	}
-	leave_walk();
-	/* Another thread runs it: wait outside the walk, so that a fork may wait for that one. */
-	while (atomic_load_explicit(&once->state, memory_order_acquire) != ONCE_DONE)
-		sched_yield();
 }
 
 bool walk_once_done(struct walk_once *once) { return atomic_load_explicit(&once->state, memory_order_acquire) == ONCE_DONE; }

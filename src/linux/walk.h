@@ -1,5 +1,5 @@
-/* What a fork waits for: the walks over the loaded objects (dl_iterate_phdr) and the runtime's
-   one-time initializations, so that a child never inherits one in flight. */
+/* Walking the loaded objects (dl_iterate_phdr) so that a fork never catches a walk in flight; and
+   the runtime's one-time initializations, which a forked child finishes. */
 #pragma once
 
 #define _GNU_SOURCE
@@ -8,8 +8,8 @@
 
 #include <stdbool.h>
 
-/* Registers the fork handlers; idempotent. The constructor calls it, before any initialization
-   the fork handlers must wait for can start. */
+/* Registers the fork handlers; idempotent. The constructor calls it, before any one-time
+   initialization can start. */
 void walk_init(void);
 
 /* True in a forked child until a walk has completed in it: a walk may then wait forever for the
@@ -25,14 +25,15 @@ int walk_loaded_objects(int (*visit)(struct dl_phdr_info *info, size_t size, voi
 
 /* A function run once per process: WALK_ONCE_INIT, then running, then done. */
 struct walk_once {
-	_Atomic int state;
+	_Atomic unsigned state;
 };
 #define WALK_ONCE_INIT { 0 }
 
 /* Runs function once (the first caller; the others wait until it is done), as pthread_once does,
-   without libpthread. A fork waits for a run in flight, so that the child never finds one half
-   done with nobody to finish it. function must not fork; it may walk the loaded objects and call
-   walk_once for another once (not its own). */
+   without libpthread. A fork does not wait for a run in flight (function may allocate, and a fork's
+   other handlers may hold the allocator's locks meanwhile): a child whose parent's thread was in the
+   middle of it runs it again from the start, so function must be one that may. function must not
+   fork, nor call walk_once for its own once. */
 void walk_once(struct walk_once *once, void (*function)(void));
 
 /* True once function has returned. */

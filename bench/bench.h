@@ -15,7 +15,8 @@ enum group_kind {
 	GROUP_SLOW,       /* L entries in LD_LIBRARY_PATH, 100 registered origins, bare NVIDIA names */
 	GROUP_ATTACH,     /* 500 stand-ins loaded, then the arm's library dlopen'ed late */
 	GROUP_FIRST_LOADS, /* the toolkit's libraries loaded once each, by path */
-	GROUP_PYTHON       /* python3 -c pass, a whole process timed by the parent */
+	GROUP_PYTHON,      /* python3 -c pass, a whole process timed by the parent */
+	GROUP_NEEDS        /* repeated loads of an NVIDIA stand-in that needs libdl, libpthread and librt */
 };
 
 #define BENCH_MAX_CASES 8
@@ -76,6 +77,9 @@ int workload_main(int argc, char **argv);
 #define LAYOUT_NVRTC_DIR "site-packages/nvidia/cuda_nvrtc/lib"
 #define LAYOUT_NVRTC LAYOUT_NVRTC_DIR "/libnvrtc.so.77"
 #define LAYOUT_BUILTINS LAYOUT_NVRTC_DIR "/libnvrtc-builtins.so.77"
+/* The same NVRTC-like stand-in, needing libdl.so.2, libpthread.so.0 and librt.so.1 as every real
+   NVIDIA library does: where one is loaded, so are they, for every arm alike. */
+#define LAYOUT_NVRTC_NEEDS "site-packages/nvidia/cuda_nvrtc_needs/lib/libnvrtc.so.77"
 #define LAYOUT_CYCLED "site-packages/nvidia/cublas/lib/libcublas.so.77"
 #define LAYOUT_PYTHON "python/libpython3.77.so.1.0"
 #define LAYOUT_ORIGIN "origins/%03d"

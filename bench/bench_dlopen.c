@@ -9,8 +9,7 @@
  * The table gives, for each arm, the median over the rounds, and runtime/floor: the median of the
  * rounds' own ratios runtime / empty preload, with the middle half of those ratios, so that a slow
  * moment of the machine weighs on both sides of a ratio, never on one; runtime/forwarder likewise
- * against the least that an interposer loading on glibc 2.17 costs (the forwarder needs libdl.so.2
- * and libpthread.so.0, as the runtime does). Everything it loads is built
+ * against the least that an interposer of dlopen costs. Everything it loads is built
  * at run time with $NVI_CC: the arms' libraries from bench/ and stand-ins from tests/fixtures, with
  * sonames no package ships (.so.77), so that no installed library can answer for them. */
 #define _GNU_SOURCE
@@ -135,7 +134,8 @@ static bool build_tree(int objects)
 {
 	const char *dir = settings.dir;
 	char path[4096];
-	static const char *const folders[] = { "objects", "python", LAYOUT_NVRTC_DIR, "site-packages/nvidia/cublas/lib" };
+	static const char *const folders[] = { "objects", "python", LAYOUT_NVRTC_DIR, "site-packages/nvidia/cublas/lib",
+					       "site-packages/nvidia/cuda_nvrtc_needs/lib" };
 	for (size_t i = 0; i < sizeof(folders) / sizeof(folders[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, folders[i]);
 		if (!make_folders(path))
@@ -163,10 +163,9 @@ static bool build_tree(int objects)
 	snprintf(settings.libraries[ARM_RUNTIME], sizeof(settings.libraries[ARM_RUNTIME]), "%s/" LAYOUT_RUNTIME, dir);
 
 	/* The forwarder is a stub in assembly: where it cannot be built, its column says so. It needs
-	   what the runtime needs to load on glibc 2.17 (dlsym lived in libdl.so.2 until 2.34): on a
-	   newer glibc two more objects whose names the loader compares on every dlopen. */
+	   libdl.so.2 where dlsym lives there (before glibc 2.34), nothing since, as the runtime. */
 	char *forwarder = bench_format("'%s' -shared -fPIC -O2 -o '%s/" LAYOUT_FORWARDER "' -Wl,-soname," LAYOUT_FORWARDER
-				 " '%s/forwarder.c' '%s/forwarder.S' -Wl,--no-as-needed -l:libdl.so.2 -l:libpthread.so.0 -Wl,--as-needed",
+				 " '%s/forwarder.c' '%s/forwarder.S' -ldl",
 				 settings.cc, dir, settings.sources, settings.sources);
 	if (run_commands(&forwarder, 1))
 		snprintf(settings.libraries[ARM_FORWARDER], sizeof(settings.libraries[ARM_FORWARDER]), "%s/" LAYOUT_FORWARDER, dir);
@@ -189,6 +188,10 @@ static bool build_tree(int objects)
 	}
 	commands[n++] = bench_format("'%s' -shared -fPIC -O2 -o '%s/" LAYOUT_NVRTC "' -Wl,-soname,libnvrtc.so.77 "
 			       "'-DBUILTINS=\"libnvrtc-builtins.so.77\"' '%s/nvrtc_like.c' -ldl",
+			       settings.cc, dir, settings.fixtures);
+	commands[n++] = bench_format("'%s' -shared -fPIC -O2 -o '%s/" LAYOUT_NVRTC_NEEDS "' -Wl,-soname,libnvrtc.so.77 "
+			       "'-DBUILTINS=\"libnvrtc-builtins.so.77\"' '%s/nvrtc_like.c' -Wl,--no-as-needed -l:libdl.so.2 "
+			       "-l:libpthread.so.0 -l:librt.so.1 -Wl,--as-needed",
 			       settings.cc, dir, settings.fixtures);
 	ok = run_commands(commands, n);
 	for (size_t i = 0; i < n; i++)
@@ -547,7 +550,8 @@ static void usage(FILE *out)
 		     "  --blocks K     timed blocks a case in each child (default 5)\n"
 		     "  --block-ms T   thread CPU time a block aims at (default 2)\n"
 		     "  --only LIST    only these groups, comma-separated: N=0 N=10 N=100 N=500 (repeated loads with N objects\n"
-		     "                 loaded), L=1 L=20 L=100 (the slow path), attach, first-loads, python\n"
+		     "                 loaded), L=1 L=20 L=100 (the slow path), attach, first-loads, python, needs (repeated\n"
+		     "                 loads beside an NVIDIA stand-in that needs libdl, libpthread and librt)\n"
 		     "  --raw          after the table, every round's value of every row and arm (tab-separated, ns)\n"
 		     "  --keep         keep the folder of built libraries\n"
 		     "Needs NVI_RUNTIME, NVI_CC, NVI_FIXTURES and NVI_BENCH_SOURCES (meson test --benchmark sets them);\n"
@@ -619,7 +623,7 @@ static int parse_options(int argc, char **argv)
 static void name_group(struct group *group)
 {
 	static const char *const names[] = { [GROUP_ATTACH] = "attach", [GROUP_FIRST_LOADS] = "first-loads",
-					     [GROUP_PYTHON] = "python" };
+					     [GROUP_PYTHON] = "python", [GROUP_NEEDS] = "needs" };
 	const struct bench_case *cases;
 	group->count = bench_cases(group->kind, group->param, &cases);
 	for (size_t c = 0; c < group->count; c++) {
@@ -651,6 +655,7 @@ static size_t select_groups(struct group *groups)
 	all[n++] = (struct group){ .kind = GROUP_ATTACH, .param = BENCH_OBJECTS };
 	all[n++] = (struct group){ .kind = GROUP_FIRST_LOADS, .param = toolkit_count ? toolkit_count : BENCH_MAX_TOOLKIT };
 	all[n++] = (struct group){ .kind = GROUP_PYTHON };
+	all[n++] = (struct group){ .kind = GROUP_NEEDS };
 	for (size_t g = 0; g < n; g++) {
 		struct group *group = &all[g];
 		name_group(group);

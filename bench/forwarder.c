@@ -1,8 +1,6 @@
 /* The tail-jump forwarder: a preload library whose dlopen and dlmopen jump straight into libc's
-   (forwarder.S). It costs what any interposer of dlopen that loads on glibc 2.17 costs at the
-   least: the empty preload's extra object, libdl.so.2 and libpthread.so.0 (which it needs, as the
-   runtime does: two more objects on a newer glibc), one more symbol lookup at bind time and one
-   indirect jump a call. */
+   (forwarder.S). It costs what any interposer of dlopen costs at the least: the empty preload's
+   extra object, one more symbol lookup at bind time and one indirect jump a call. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 

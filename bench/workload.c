@@ -63,6 +63,12 @@ size_t bench_cases(enum group_kind kind, int param, const struct bench_case **ca
 	case GROUP_PYTHON:
 		ADD("≤ 1.01×", 1.01, "`python3 -c pass` (the whole process)");
 		break;
+	case GROUP_NEEDS:
+		ADD("≤ 1.06×", 1.06, "NVIDIA by path, it needing libdl, libpthread, librt");
+		ADD("≤ 1.06×", 1.06, "NVIDIA by soname, it needing libdl, libpthread, librt");
+		ADD("≤ 1.03×", 1.03, "`libz.so.1`, beside it");
+		ADD("≤ 1.03×", 1.03, "`libm.so.6`, beside it");
+		break;
 	}
 #undef ADD
 	*cases = table;
@@ -227,6 +233,23 @@ static bool set_up_repeated(const char *dir, int n, struct timed_case *cases)
 	return true;
 }
 
+/* Repeated loads in a process that has loaded an NVIDIA library, which brings libdl.so.2,
+   libpthread.so.0 and librt.so.1 with it. */
+static bool set_up_needs(const char *dir, struct timed_case *cases)
+{
+	char nvrtc[4096];
+	snprintf(nvrtc, sizeof(nvrtc), "%s/%s", dir, LAYOUT_NVRTC_NEEDS);
+	if (!keep(nvrtc) || !keep("libm.so.6"))
+		return false;
+	set_dlopen(&cases[0], true, "%s", nvrtc);
+	set_dlopen(&cases[1], true, "libnvrtc.so.77");
+	set_dlopen(&cases[2], true, "libz.so.1");
+	if (!dlopen("libz.so.1", RTLD_NOW))
+		cases[2].skip = "no libz.so.1 on this machine";
+	set_dlopen(&cases[3], true, "libm.so.6");
+	return true;
+}
+
 /* The runtime arm registers every origin folder; the others load the file by full path, the least
    a loader helper that found it must do. */
 static bool set_up_slow(const char *dir, enum arm arm, struct timed_case *cases)
@@ -364,6 +387,9 @@ int workload_main(int argc, char **argv)
 		ready = first_loads(dir, &cases[0]);
 		break;
 	case GROUP_PYTHON:
+		break;
+	case GROUP_NEEDS:
+		ready = set_up_needs(dir, cases);
 		break;
 	}
 	if (!ready)

@@ -314,6 +314,14 @@ int main(int argc, char **argv)
 		} else if (strcmp(command, "dlerror") == 0) {
 			const char *error = dlerror();
 			printf("dlerror: %s\n", error ? error : "none");
+		} else if (strcmp(command, "setenv") == 0) { /* NAME=VALUE, or NAME= to unset */
+			char *entry = strdup(arg), *equals = entry ? strchr(entry, '=') : NULL;
+			if (equals)
+				*equals = '\0';
+			int result = !equals ? -1 : equals[1] ? setenv(entry, equals + 1, 1) : unsetenv(entry);
+			printf("setenv %s: %s\n", arg, result == 0 ? "ok" : "refused");
+			free(entry);
+			i++;
 		} else if (strcmp(command, "cd") == 0) {
 			printf("cd %s: %s\n", arg, chdir(arg) == 0 ? "ok" : strerror(errno));
 			i++;

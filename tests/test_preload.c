@@ -234,6 +234,86 @@ START_TEST(test_event_log_has_one_json_line_per_event)
 }
 END_TEST
 
+/* The settings are those the process started with, whenever the runtime first needs them: a
+   program that changes its environment before its first NVIDIA load changes nothing. */
+START_TEST(test_settings_are_those_of_the_process_start)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	const char *env[] = { standin_preload(), NULL };
+	struct test_run run = test_probe(env, test_format("setenv NVINTERPOSE_DISABLE=1 call %s nvrtc_like_compile", wheel.nvrtc));
+	ck_assert_msg(test_contains(run.output, "call nvrtc_like_compile: 42"), "%s", run.output);
+	const char *off[] = { standin_preload(), "NVINTERPOSE_POLICY=off", NULL };
+	run = test_probe(off, test_format("setenv NVINTERPOSE_POLICY= call %s nvrtc_like_compile", wheel.nvrtc));
+	ck_assert_msg(test_contains(run.output, "call nvrtc_like_compile: -1"), "%s", run.output);
+}
+END_TEST
+
+/* A relative NVINTERPOSE_LOG_FILE names a file in the folder the process started in, also when it
+   changes folder before its first NVIDIA load. */
+START_TEST(test_relative_log_file_is_in_the_start_folder)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	char *start = test_format("%s/start", wheel.root), *later = test_format("%s/later", wheel.root);
+	test_mkdirs(start);
+	test_mkdirs(later);
+	const char *env[] = { standin_preload(), "NVINTERPOSE_LOG_FILE=events.jsonl", NULL };
+	const char *argv[] = { "/bin/sh", "-c", test_format("cd '%s' && exec '%s' cd '%s' open '%s'", start, test_setting("NVI_PROBE"), later, wheel.nvrtc), NULL };
+	struct test_run run = test_run(argv, env, 60);
+	ck_assert_msg(run.status == 0 && test_contains(run.output, "cd "), "%s", run.output);
+	char *events = test_read_file(test_format("%s/events.jsonl", start));
+	ck_assert_msg(events && test_contains(events, "\"event\":\"register\""), "no event in the start folder: %s", run.output);
+	ck_assert_int_ne(access(test_format("%s/events.jsonl", later), F_OK), 0);
+}
+END_TEST
+
+/* Preloaded into a process that loads no NVIDIA library by dlopen and calls no API, the runtime
+   starts nothing: an NVIDIA library it has from start-up is registered only when something needs
+   the registry (here the API), or at exit when a report or an event log is asked for. */
+START_TEST(test_runtime_starts_at_the_first_need)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	const char *preload = test_format("LD_PRELOAD=%s:%s", test_setting("NVI_RUNTIME"), wheel.nvrtc);
+	const char *env[] = { preload, "NVINTERPOSE_LOG=info", NULL };
+	struct test_run run = test_probe(env, "dlerror");
+	ck_assert_msg(!test_contains(run.output, "nvrtc loaded from"), "started with nothing asked: %s", run.output);
+	run = test_probe(env, "dlerror origin nvrtc");
+	ck_assert_msg(test_contains(run.output, test_format("nvrtc loaded from %s: registered", wheel.lib)), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, test_format("origin nvrtc: %s", wheel.lib)), "%s", run.output);
+	char *log = test_format("%s/events.jsonl", wheel.root);
+	const char *logged[] = { preload, test_format("NVINTERPOSE_LOG_FILE=%s", log), NULL };
+	run = test_probe(logged, "dlerror");
+	char *events = test_read_file(log);
+	ck_assert_msg(events && test_contains(events, test_format("\"path\":\"%s\"", wheel.nvrtc)), "registered at exit: %s", run.output);
+}
+END_TEST
+
+/* The runtime needs no libdl.so.2 of its own. Before glibc 2.34 the loader's functions are libdl's,
+   which may arrive late and outside the global scope (here with a gconv module libc loads for
+   iconv_open, in a program that never needed libdl): the hooks find them there, and the NVIDIA
+   library the module loads finds its builtins. */
+START_TEST(test_libdl_that_arrives_late_is_found)
+{
+	struct standin_wheel wheel = standin_nvrtc_wheel(1);
+	char *modules = test_format("%s/gconv", wheel.root);
+	test_mkdirs(modules);
+	test_write_file(test_format("%s/gconv-modules", modules),
+			"module\tINTERNAL\tNVILATE//\tlate_libdl_module\t1\nmodule\tNVILATE//\tINTERNAL\tlate_libdl_module\t1\n");
+	test_build_library("late_libdl_module.c", test_format("%s/late_libdl_module.so", modules), "", "");
+	char *program = test_build_program("late_libdl_program.c", wheel.root, "");
+	const char *argv[] = { "/bin/sh", "-c", test_format("readelf -d '%s' | grep -c 'libdl.so' ; exec '%s'", program, program), NULL };
+	const char *gconv = test_format("GCONV_PATH=%s", modules), *nvrtc = test_format("NVI_LATE_NVRTC=%s", wheel.nvrtc);
+	const char *plain[] = { gconv, nvrtc, NULL };
+	struct test_run run = test_run(argv, plain, 60);
+	ck_assert_msg(strncmp(run.output, "0\n", 2) == 0 && test_contains(run.output, "iconv_open: ok"),
+		      "the program needs no libdl and opens the conversion: %s", run.output);
+	ck_assert_msg(test_contains(run.output, "late module: nvrtc_like_compile: -1"), "%s", run.output);
+	const char *preloaded[] = { standin_preload(), gconv, nvrtc, NULL };
+	run = test_run(argv, preloaded, 60);
+	ck_assert_msg(test_contains(run.output, "late module: nvrtc_like_compile: 42"), "%s", run.output);
+	ck_assert_msg(test_contains(run.output, "iconv_open: ok") && run.status == 0, "%s", run.output);
+}
+END_TEST
+
 START_TEST(test_policy_off_records_but_does_not_redirect)
 {
 	struct standin_wheel wheel = standin_nvrtc_wheel(1);
@@ -431,6 +511,10 @@ int main(void)
 	tcase_add_test(tc, test_library_past_the_readers_bounds_is_still_registered);
 	tcase_add_test(tc, test_registered_origin_survives_dlclose);
 	tcase_add_test(tc, test_event_log_has_one_json_line_per_event);
+	tcase_add_test(tc, test_settings_are_those_of_the_process_start);
+	tcase_add_test(tc, test_relative_log_file_is_in_the_start_folder);
+	tcase_add_test(tc, test_runtime_starts_at_the_first_need);
+	tcase_add_test(tc, test_libdl_that_arrives_late_is_found);
 	tcase_add_test(tc, test_policy_off_records_but_does_not_redirect);
 	tcase_add_test(tc, test_disable_leaves_everything_to_the_loader);
 	tcase_add_test(tc, test_driver_library_is_never_redirected);

@@ -8,6 +8,7 @@
 
 #include "carry_out.h"
 #include "config.h"
+#include "dynamic.h"
 #include "front.h"
 #include "libnames.h"
 #include "loaded.h"
@@ -17,6 +18,7 @@
 #include "real.h"
 #include "report.h"
 #include "start.h"
+#include "walk.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -80,9 +82,9 @@ static bool attach_dependent(int family, void *arg)
 	void *handle = NULL;
 	if (!pin)
 		return false; /* unloaded since the last sync */
-	if (dlinfo(pin, RTLD_DI_LINKMAP, &request.caller) == 0 && request.caller && plan_bare_name(&request, &attach->load))
+	if (real_dlinfo(pin, RTLD_DI_LINKMAP, &request.caller) == 0 && request.caller && plan_bare_name(&request, &attach->load))
 		handle = carry_out_load(&attach->load, RTLD_LAZY | RTLD_LOCAL, &request);
-	dlclose(pin);
+	real_dlclose(pin);
 	if (handle) /* kept: the dependent stays for the parent to find by soname */
 		attach->loaded++;
 	return false;
@@ -100,8 +102,34 @@ static bool attach_parent(const struct loaded_object *object, void *arg)
 	return false;
 }
 
-/* True when the process binds dlopen to the hooks (preloaded, or linked ahead of libc). */
-static bool hooks_bound(void) { return dlsym(RTLD_DEFAULT, "dlopen") == (void *)preload_hook_dlopen; }
+/* True when the process binds dlopen to the hooks (preloaded, or linked ahead of libc): this copy is
+   the first object in the loader's order that defines dlopen. The global scope is that order for
+   the objects loaded at start-up, and a copy dlopen'ed later comes after libc. Asks the loader
+   nothing (before glibc 2.34, libdl may not be loaded yet). */
+struct first_definer {
+	bool this_copy;
+};
+
+static int find_first_definer(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct first_definer *first = arg;
+	struct dynamic_tables tables;
+	(void)size;
+	if (dynamic_segments_hold(info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, (ElfW(Addr))preload_hook_dlopen, 1)) {
+		first->this_copy = true;
+		return 1;
+	}
+	return dynamic_may_define(info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, "dlopen") &&
+	       dynamic_read_tables(info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, &tables) &&
+	       dynamic_defined_function(&tables, "dlopen");
+}
+
+static bool hooks_bound(void)
+{
+	struct first_definer first = { false };
+	walk_loaded_objects(find_first_definer, &first);
+	return first.this_copy;
+}
 
 static int attach_scan(void)
 {
@@ -137,28 +165,41 @@ int front_rescan(void)
 	return loaded;
 }
 
+/* Preloaded (or linked), the runtime only copies its settings and registers its fork handlers here:
+   every dlopen reaches the hooks, and the first that may concern an NVIDIA library, or the first
+   API call, starts the rest (start_once) and scans what is loaded. Attached late, it starts, patches
+   and scans now: a library that kept a pointer to libc's dlopen never enters a hook. */
 __attribute__((constructor)) static void start(void)
 {
 	int saved_errno = errno;
 	/* As an audit library (its own namespace) the runtime only answers the loader (audit.c). */
 	if (!start_in_audit_namespace()) {
-		start_once(); /* libc's functions found before a patch changes what dlsym finds */
+		walk_init();
+		start_copy_settings();
 		if (!(attach_deferring = patch_find_earlier_runtime())) {
 			preloaded = hooks_bound();
-			if (!preloaded)
+			if (!preloaded) {
+				start_once(); /* libc's functions found before a patch changes what dlsym finds */
 				patch_attach();
-			attach_scan();
+				attach_scan();
+			}
 		}
 	}
 	errno = saved_errno;
 }
 
-/* The report at exit, when one was asked for. The runtime is never unloaded (-z nodelete). */
+/* The report at exit, when one was asked for (start_wanted_at_exit). The runtime is never unloaded
+   (-z nodelete). */
 __attribute__((destructor)) static void stop(void)
 {
 	int saved_errno = errno;
-	start_once();
-	if (!config_get()->disabled && !start_in_audit_namespace())
+	bool not_started;
+	if (!start_in_audit_namespace() && start_wanted_at_exit(&not_started)) {
+		if (not_started) {
+			start_once();
+			loaded_sync();
+		}
 		report_at_exit(REPORT_EXIT_WAIT);
+	}
 	errno = saved_errno;
 }

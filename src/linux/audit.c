@@ -52,10 +52,19 @@ EXPORT unsigned int la_version(unsigned int version);
 EXPORT unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *cookie);
 EXPORT char *la_objsearch(const char *name, uintptr_t *cookie, unsigned int flag);
 
+/* The handshake only copies the settings: the loader calls it in every process the front is given
+   to, and most load no NVIDIA library. The rest starts with the first NVIDIA name. */
 unsigned int la_version(unsigned int version)
 {
-	start_audit_once();
+	start_copy_settings();
 	return version < LAV_CURRENT ? version : LAV_CURRENT;
+}
+
+/* True when the front may act on an NVIDIA name: started, and not disabled. */
+static bool front_on(void)
+{
+	start_audit_once();
+	return !config_get()->disabled;
 }
 
 unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *cookie)
@@ -65,7 +74,7 @@ unsigned int la_objopen(struct link_map *map, Lmid_t lmid, uintptr_t *cookie)
 	const char *path = map->l_name;
 	char folder[PATH_MAX];
 	int family = path && path[0] ? libnames_match_linux(libnames_basename(path), NULL) : -1;
-	if (family < 0 || config_get()->disabled || path[0] != '/' || !dst_origin_of(path, folder, sizeof(folder)))
+	if (family < 0 || path[0] != '/' || !front_on() || !dst_origin_of(path, folder, sizeof(folder)))
 		return 0;
 	/* The requester of the search that found it, when la_objsearch noted one (the loader maps what
 	   it searched for right after, on the same thread). */
@@ -103,7 +112,9 @@ static bool is_runtime(const struct link_map *requester)
 __attribute__((destructor)) static void report_audit_front(void)
 {
 	int saved_errno = errno;
-	if (start_in_audit_namespace() && !config_get()->disabled) {
+	bool not_started;
+	if (start_in_audit_namespace() && start_wanted_at_exit(&not_started)) {
+		start_audit_once();
 		report_name_front("audit front");
 		report_at_exit(REPORT_EXIT_WAIT);
 	}
@@ -113,11 +124,11 @@ __attribute__((destructor)) static void report_audit_front(void)
 char *la_objsearch(const char *name, uintptr_t *cookie, unsigned int flag)
 {
 	struct link_map *requester = (struct link_map *)*cookie;
-	if (flag != LA_SER_ORIG || !requester || strchr(name, '/') || config_get()->disabled)
+	if (flag != LA_SER_ORIG || !requester || strchr(name, '/'))
 		return (char *)name;
 	struct plan_request request = { .kind = POLICY_AUDIT, .name = name, .family = libnames_match_linux(name, NULL),
 					.caller = requester };
-	if (request.family < 0)
+	if (request.family < 0 || !front_on())
 		return (char *)name;
 	request.driver = libnames_is_driver(request.family);
 	if (!plan_worth_making(&request))

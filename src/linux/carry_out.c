@@ -43,7 +43,7 @@ void *carry_out_load(const struct plan_load *load, int mode, const struct plan_r
 	}
 	void *handle = carry_out_dlopen(load->path, mode);
 	if (!handle) {
-		log_message(LOG_WARN, "%s for %s: %s did not load: %s", load->name, request->asker, load->path, dlerror());
+		log_message(LOG_WARN, "%s for %s: %s did not load: %s", load->name, request->asker, load->path, real_dlerror());
 		return NULL;
 	}
 	report_outcome(&(struct outcome){ .kind = OUTCOME_LOADED, .request = request->kind, .answer = &load->answer,
@@ -70,7 +70,7 @@ void *carry_out_with_needs(const char *path, int mode, const struct plan *plan)
 	if (held)
 		handle = carry_out_dlopen(path, mode);
 	for (size_t i = 0; i < held; i++)
-		dlclose(handles[i]);
+		real_dlclose(handles[i]);
 	free(handles);
 	return handle;
 }

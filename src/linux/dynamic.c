@@ -371,6 +371,18 @@ size_t dynamic_hashed_symbols_named(const struct dynamic_tables *tables, const c
 	return found;
 }
 
+void *dynamic_defined_function(const struct dynamic_tables *tables, const char *name)
+{
+	size_t indexes[8];
+	size_t named = dynamic_hashed_symbols_named(tables, name, indexes, sizeof(indexes) / sizeof(indexes[0]));
+	for (size_t i = 0; i < named; i++) {
+		const ElfW(Sym) *symbol = &tables->symbols[indexes[i]];
+		if (symbol->st_shndx != SHN_UNDEF && ELF64_ST_TYPE(symbol->st_info) == STT_FUNC)
+			return (void *)(tables->base + symbol->st_value);
+	}
+	return NULL;
+}
+
 size_t dynamic_symbols_named(const struct dynamic_tables *tables, const char *name, size_t *indexes, size_t capacity)
 {
 	size_t found = 0, length = strlen(name);

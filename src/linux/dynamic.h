@@ -138,6 +138,10 @@ bool dynamic_may_define(ElfW(Addr) base, const ElfW(Phdr) *phdr, size_t phnum, c
    st_shndx); returns how many it wrote. */
 size_t dynamic_hashed_symbols_named(const struct dynamic_tables *tables, const char *name, size_t *indexes, size_t capacity);
 
+/* The address of the function named name that the object defines (the first of its versions the
+   hash table lists), or NULL. */
+void *dynamic_defined_function(const struct dynamic_tables *tables, const char *name);
+
 /* The same for every symbol named name, defined or not: the hashed ones and, by a walk, those the
    GNU hash leaves out (the imports). */
 size_t dynamic_symbols_named(const struct dynamic_tables *tables, const char *name, size_t *indexes, size_t capacity);

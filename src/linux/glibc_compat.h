@@ -23,17 +23,14 @@
 #error "glibc_compat.h: no symbol versions for this machine (x86-64 and aarch64 only)"
 #endif
 
-/* Before 2.34 these lived in libdl.so.2 and libpthread.so.0, which the runtime links by name so
-   that they are in its own scope when it is dlopen'ed late; from 2.34 libc.so.6 keeps the same
-   versions for binaries built before. */
+/* Before 2.34 these lived in libdl.so.2; from 2.34 libc.so.6 keeps the same versions for binaries
+   built before. The runtime refers to them weakly and needs no libdl.so.2 (real.h); a program
+   links it. */
 __asm__(".symver dlsym, dlsym@" GLIBC_COMPAT_BASE);
 __asm__(".symver dlerror, dlerror@" GLIBC_COMPAT_BASE);
 __asm__(".symver dlclose, dlclose@" GLIBC_COMPAT_BASE);
 __asm__(".symver dlinfo, dlinfo@" GLIBC_COMPAT_DLINFO);
 __asm__(".symver dladdr1, dladdr1@" GLIBC_COMPAT_DLINFO);
-__asm__(".symver pthread_once, pthread_once@" GLIBC_COMPAT_BASE);
-/* libc.so.6 has had pthread_sigmask at the base version all along; 2.32 added a new default. */
-__asm__(".symver pthread_sigmask, pthread_sigmask@" GLIBC_COMPAT_BASE);
 /* fcntl64 (2.28) differs from fcntl only on 32-bit machines. */
 __asm__(".symver fcntl64, fcntl@" GLIBC_COMPAT_BASE);
 /* A program that calls dlopen (the inspector; -DGLIBC_COMPAT_PROGRAM). Never the runtime, which

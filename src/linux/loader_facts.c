@@ -9,10 +9,10 @@
 #include "loader/ld_cache.h"
 #include "real.h"
 #include "start.h"
+#include "walk.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -36,7 +36,7 @@ struct loader_facts_list *loader_facts_search_list(struct link_map *object)
 {
 	Dl_serinfo size;
 	struct loader_facts_list *listed = calloc(1, sizeof(*listed));
-	if (!listed || dlinfo(object, RTLD_DI_SERINFOSIZE, &size) != 0)
+	if (!listed || real_dlinfo(object, RTLD_DI_SERINFOSIZE, &size) != 0)
 		goto fail;
 	/* An empty list (an object with NODEFLIB and no list of its own, no LD_LIBRARY_PATH) has a
 	   size smaller than Dl_serinfo itself, which declares one entry. */
@@ -48,7 +48,7 @@ struct loader_facts_list *loader_facts_search_list(struct link_map *object)
 		goto fail;
 	info->dls_size = size.dls_size;
 	info->dls_cnt = size.dls_cnt;
-	if (dlinfo(object, RTLD_DI_SERINFO, info) != 0)
+	if (real_dlinfo(object, RTLD_DI_SERINFO, info) != 0)
 		goto fail;
 	for (unsigned i = 0; i < info->dls_cnt && i < size.dls_cnt; i++)
 		dirs[listed->list.count++] = info->dls_serpath[i].dls_name;
@@ -64,7 +64,7 @@ struct link_map *loader_facts_object_at(const void *address)
 {
 	Dl_info info;
 	struct link_map *object = NULL;
-	if (address && dladdr1(address, &info, (void **)&object, RTLD_DL_LINKMAP) && object)
+	if (address && real_dladdr1(address, &info, (void **)&object, RTLD_DL_LINKMAP) && object)
 		return object;
 	return _r_debug.r_map;
 }
@@ -74,7 +74,7 @@ struct link_map *loader_facts_object_at(const void *address)
    LOADER_PROBE_PATH, which the loader lists expanded. Whether this glibc may search legacy hwcap
    subfolders (before 2.37) comes from the running libc's version. */
 static struct loader_machine machine;
-static pthread_once_t machine_once = PTHREAD_ONCE_INIT;
+static struct walk_once machine_once = WALK_ONCE_INIT;
 
 /* ld.so run as a command, with --inhibit-cache among its options. The kernel then maps no
    interpreter (AT_BASE is 0), and /proc/self/cmdline still holds the loader's options ahead of
@@ -117,7 +117,7 @@ static void learn_machine(void)
 
 const struct loader_machine *loader_facts_machine(void)
 {
-	pthread_once(&machine_once, learn_machine);
+	walk_once(&machine_once, learn_machine);
 	return &machine;
 }
 
@@ -239,20 +239,20 @@ void loader_facts_free_process(struct loader_facts_process *lists)
 bool loader_facts_finds_by_name(const char *name)
 {
 	/* A file it finds gives NULL with no error; one it finds nowhere leaves an error. */
-	dlerror();
+	real_dlerror();
 	void *handle = real_dlopen(name, RTLD_LAZY | RTLD_NOLOAD);
 	if (handle) {
-		dlclose(handle);
+		real_dlclose(handle);
 		return true;
 	}
-	return dlerror() == NULL;
+	return real_dlerror() == NULL;
 }
 
 bool loader_facts_loaded_by_name(const char *name)
 {
 	void *handle = real_dlopen(name, RTLD_LAZY | RTLD_NOLOAD);
 	if (handle)
-		dlclose(handle);
+		real_dlclose(handle);
 	return handle != NULL;
 }
 

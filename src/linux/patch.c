@@ -32,6 +32,7 @@
 #include "front.h"
 #include "log.h"
 #include "real.h"
+#include "start.h"
 #include "walk.h"
 
 #include <dlfcn.h>
@@ -467,7 +468,7 @@ void patch_rescan(void)
 		walk_loaded_objects(read_adds, &pass.adds);
 		void *program = real_dlopen(NULL, RTLD_LAZY | RTLD_NOLOAD);
 		if (program)
-			dlclose(program);
+			real_dlclose(program);
 		patch_all(&pass);
 		if (!pass.stale) {
 			report("attach");
@@ -507,19 +508,6 @@ struct earlier_runtime {
 	struct front_api api;
 };
 
-/* The address of the function name defines, or NULL. */
-static void *defined_function(const struct dl_phdr_info *info, const struct dynamic_tables *tables, const char *name)
-{
-	size_t indexes[NAMED_SYMBOLS_MAX];
-	size_t named = dynamic_hashed_symbols_named(tables, name, indexes, NAMED_SYMBOLS_MAX);
-	for (size_t i = 0; i < named; i++) {
-		const ElfW(Sym) *symbol = &tables->symbols[indexes[i]];
-		if (symbol->st_shndx != SHN_UNDEF && SYMBOL_TYPE(symbol->st_info) == STT_FUNC)
-			return (void *)(info->dlpi_addr + symbol->st_value);
-	}
-	return NULL;
-}
-
 /* The objects loaded before this copy, in the loader's order: the first that defines the API is
    the process's runtime. */
 static int find_earlier_runtime(struct dl_phdr_info *info, size_t size, void *arg)
@@ -531,18 +519,18 @@ static int find_earlier_runtime(struct dl_phdr_info *info, size_t size, void *ar
 		return 1; /* this copy: nothing before it */
 	if (!info->dlpi_name[0] || !dynamic_may_define(info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, "nvi_version") ||
 	    !dynamic_read_tables(info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, &tables) ||
-	    !(earlier->api.version = (const char *(*)(void))defined_function(info, &tables, "nvi_version")))
+	    !(earlier->api.version = (const char *(*)(void))dynamic_defined_function(&tables, "nvi_version")))
 		return 0;
-	earlier->api.family_origin = (int (*)(const char *, char *, size_t))defined_function(info, &tables, "nvi_family_origin");
-	earlier->api.register_folder = (int (*)(const char *, const char *))defined_function(info, &tables, "nvi_register_folder");
+	earlier->api.family_origin = (int (*)(const char *, char *, size_t))dynamic_defined_function(&tables, "nvi_family_origin");
+	earlier->api.register_folder = (int (*)(const char *, const char *))dynamic_defined_function(&tables, "nvi_register_folder");
 	earlier->api.list_origins =
-		(int (*)(const char *, struct nvi_origin *, size_t))defined_function(info, &tables, "nvi_list_origins");
-	earlier->api.rescan = (int (*)(void))defined_function(info, &tables, "nvi_rescan");
+		(int (*)(const char *, struct nvi_origin *, size_t))dynamic_defined_function(&tables, "nvi_list_origins");
+	earlier->api.rescan = (int (*)(void))dynamic_defined_function(&tables, "nvi_rescan");
 	earlier->api.list_patches =
-		(int (*)(struct nvi_patch *, size_t))defined_function(info, &tables, "nvi_list_patches");
-	earlier->api.list_families = (int (*)(const char **, size_t))defined_function(info, &tables, "nvi_list_families");
-	earlier->api.report = (int (*)(struct nvi_report_totals *, struct nvi_report_entry *, size_t))defined_function(
-		info, &tables, "nvi_report");
+		(int (*)(struct nvi_patch *, size_t))dynamic_defined_function(&tables, "nvi_list_patches");
+	earlier->api.list_families = (int (*)(const char **, size_t))dynamic_defined_function(&tables, "nvi_list_families");
+	earlier->api.report =
+		(int (*)(struct nvi_report_totals *, struct nvi_report_entry *, size_t))dynamic_defined_function(&tables, "nvi_report");
 	snprintf(earlier->path, sizeof(earlier->path), "%s", info->dlpi_name);
 	earlier->found = true;
 	return 1;
@@ -553,11 +541,14 @@ bool patch_find_earlier_runtime(void)
 	struct earlier_runtime earlier = { .found = false };
 	walk_loaded_objects(find_earlier_runtime, &earlier);
 	real_resolve();
-	/* Held, so that its functions stay where they were found. */
-	if (!earlier.found || !real_dlopen || !real_dlopen(earlier.path, RTLD_LAZY | RTLD_NOLOAD))
+	/* Held, so that its functions stay where they were found. Where the loader has no dlopen yet
+	   (before glibc 2.34, no libdl.so.2 loaded), nothing was loaded by dlopen: the earlier copy
+	   came with the program and stays. */
+	if (!earlier.found || (real_dlopen && !real_dlopen(earlier.path, RTLD_LAZY | RTLD_NOLOAD)))
 		return false;
 	primary = earlier.api;
 	has_primary = true;
+	start_read_settings();
 	log_message(LOG_INFO, "%s (version %s) is the runtime of this process; this copy forwards its API there", earlier.path,
 		    primary.version());
 	return true;

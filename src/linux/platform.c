@@ -430,12 +430,14 @@ static bool append_in_child(struct append_job *job)
 		return false;
 	sigset_t all, old;
 	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
+	/* sigprocmask: glibc's sets the calling thread's mask, as pthread_sigmask, which lived in
+	   libpthread.so.0 before glibc 2.32 (the runtime needs libc alone). */
+	sigprocmask(SIG_SETMASK, &all, &old);
 	pid_t child = clone(run_append, (char *)stack + APPEND_STACK, CLONE_VM | CLONE_VFORK, job);
 	if (child > 0)
 		while (waitpid(child, NULL, __WCLONE) < 0 && errno == EINTR)
 			;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	munmap(stack, APPEND_STACK);
 	return child > 0;
 }
@@ -449,12 +451,12 @@ static void append_in_thread(struct append_job *job)
 	sigset_t xfsz, old;
 	sigemptyset(&xfsz);
 	sigaddset(&xfsz, SIGXFSZ);
-	pthread_sigmask(SIG_BLOCK, &xfsz, &old);
+	sigprocmask(SIG_BLOCK, &xfsz, &old);
 	run_append(job);
 	struct timespec now = { 0, 0 };
 	if (job->result == -EFBIG && !sigismember(&old, SIGXFSZ))
 		sigtimedwait(&xfsz, NULL, &now);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
 int platform_append_line(const char *path, const char *line, size_t length)

@@ -252,8 +252,11 @@ static __attribute__((noinline)) enum route_action route_candidate(const char *f
    does not know. */
 bool route_dlopen_glance(const char *file)
 {
-	if (__builtin_expect(!real_dlopen, 0))
-		real_resolve(); /* a dlopen from a constructor that ran before the runtime's */
+	if (__builtin_expect(!real_dlopen, 0)) {
+		real_resolve(); /* preloaded, the runtime finds it at the first call */
+		if (!real_dlopen)
+			return true; /* no loader function yet: route_dlopen answers */
+	}
 	if (!file || carry_out_busy || attach_deferring)
 		return false;
 	const char *slash = strrchr(file, '/');
@@ -264,6 +267,10 @@ bool route_dlopen_glance(const char *file)
    success keeps errno). */
 enum route_action route_dlopen(const char *file, int mode, const void *caller, void **handle)
 {
+	if (__builtin_expect(!real_dlopen, 0)) {
+		*handle = NULL; /* before glibc 2.34, a caller that reached dlopen with no libdl.so.2 loaded */
+		return ROUTE_HANDLED;
+	}
 	int saved_errno = errno;
 	const struct loaded_object *last = repeated(file);
 	if (last && answer_loaded(file, last_answer.by_path, last, NULL, mode, caller, handle))
@@ -276,7 +283,14 @@ enum route_action route_dlmopen(Lmid_t namespace, const char *file, int mode, co
 	/* Every dlmopen goes to the loader: code inside another namespace binds to that namespace's
 	   own libc and never reaches these hooks, so nothing there could be redirected consistently.
 	   An NVIDIA library given by path is still an origin worth knowing. */
-	(void)namespace, (void)mode, (void)handle;
+	(void)namespace, (void)mode;
+	if (__builtin_expect(!real_dlmopen, 0)) {
+		real_resolve(); /* preloaded, the runtime finds it at the first call */
+		if (!real_dlmopen) {
+			*handle = NULL; /* as for dlopen above */
+			return ROUTE_HANDLED;
+		}
+	}
 	int family = file && !carry_out_busy && !attach_deferring && strchr(file, '/') && !strchr(file, '$')
 			     ? libnames_match_linux(libnames_basename(file), NULL)
 			     : -1;

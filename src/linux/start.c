@@ -4,27 +4,110 @@
 #include "config.h"
 #include "loaded.h"
 #include "log.h"
+#include "path.h"
 #include "real.h"
 #include "registry.h"
 #include "report.h"
+#include "walk.h"
 
 #include <gnu/libc-version.h>
+#include <limits.h>
 #include <link.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/auxv.h>
+#include <unistd.h>
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
+#define SETTING_PREFIX "NVINTERPOSE_"
 
-static const char *environment(const char *name) { return getenv(name); }
+/* The entries of the environment the settings are read from: NVINTERPOSE_*, and TMPDIR, where the
+   run's report file lies (config.c). */
+static bool is_read(const char *entry)
+{
+	return strncmp(entry, SETTING_PREFIX, sizeof(SETTING_PREFIX) - 1) == 0 || strncmp(entry, "TMPDIR=", 7) == 0;
+}
+
+/* Those entries as start-up found them, one after another, each ending in its '\0'; NULL when
+   there were none. */
+static char *settings;
+static size_t settings_size;
+/* The working folder at start-up, for a relative NVINTERPOSE_LOG_FILE (else empty). */
+static char start_folder[PATH_MAX];
+
+void start_copy_settings(void)
+{
+	static atomic_flag done = ATOMIC_FLAG_INIT;
+	if (atomic_flag_test_and_set(&done))
+		return;
+	extern char **environ;
+	size_t size = 0;
+	for (char **entry = environ; entry && *entry; entry++)
+		if (is_read(*entry))
+			size += strlen(*entry) + 1;
+	char *copy = size ? malloc(size) : NULL;
+	if (!copy)
+		return; /* none (or no memory: then as if none were set) */
+	size_t used = 0;
+	for (char **entry = environ; *entry && used < size; entry++) {
+		size_t length = strlen(*entry) + 1;
+		if (is_read(*entry) && used + length <= size) {
+			memcpy(copy + used, *entry, length);
+			used += length;
+		}
+	}
+	settings = copy;
+	settings_size = used;
+	const char *log_file = start_setting("NVINTERPOSE_LOG_FILE");
+	if (log_file && log_file[0] && log_file[0] != '/' && !getcwd(start_folder, sizeof(start_folder)))
+		start_folder[0] = '\0';
+}
+
+const char *start_setting(const char *name)
+{
+	size_t length = strlen(name);
+	for (size_t at = 0; at < settings_size; at += strlen(settings + at) + 1)
+		if (strncmp(settings + at, name, length) == 0 && settings[at + length] == '=')
+			return settings + at + length + 1;
+	return NULL;
+}
+
+bool start_has_settings(void) { return settings != NULL; }
+
+/* The settings, parsed once. */
+static struct walk_once settings_once = WALK_ONCE_INIT;
+
+static void parse_settings(void)
+{
+	start_copy_settings(); /* a copy attached before the constructor ran: the environment now */
+	config_load(start_setting, getauxval(AT_SECURE) != 0);
+}
+
+void start_read_settings(void) { walk_once(&settings_once, parse_settings); }
+
+bool start_wanted_at_exit(bool *not_started)
+{
+	*not_started = !start_done();
+	if (*not_started && !start_has_settings())
+		return false; /* nothing set: no report, no event log */
+	start_read_settings();
+	const struct config *config = config_get();
+	return !config->disabled && (!*not_started || config->report_pid > 0 || config->log_file[0]);
+}
+
+static struct walk_once once = WALK_ONCE_INIT;
 
 static void initialize(void)
 {
-	config_load(environment, getauxval(AT_SECURE) != 0);
-	if (config_get()->log_file[0])
-		log_open_event_file(config_get()->log_file);
+	start_read_settings();
+	const char *log_file = config_get()->log_file;
+	char joined[PATH_MAX];
+	/* A relative log file names a file in the folder the process started in. */
+	if (log_file[0] && log_file[0] != '/' && start_folder[0] && path_join(joined, sizeof(joined), start_folder, '/', log_file))
+		log_file = joined;
+	if (log_file[0])
+		log_open_event_file(log_file);
 	registry_init();
 	loaded_init();
 	report_init();
@@ -33,15 +116,17 @@ static void initialize(void)
 void start_once(void)
 {
 	real_resolve(); /* outside the once: see real.h */
-	pthread_once(&once, initialize);
+	walk_once(&once, initialize);
 }
+
+bool start_done(void) { return walk_once_done(&once); }
 
 void start_audit_once(void)
 {
 	if (start_libdl_usable())
 		start_once();
 	else
-		pthread_once(&once, initialize);
+		walk_once(&once, initialize);
 }
 
 /* The running glibc's version, read once (any thread may get there first; each writes the same). */

@@ -1,4 +1,5 @@
-/* The runtime's walks over the loaded objects, and the forks that wait for them. */
+/* The runtime's walks over the loaded objects, and the forks that wait for them; its one-time
+   initializations, which a forked child finishes where the parent's thread left one half done. */
 #include "walk.h"
 
 #include "real.h"
@@ -61,8 +62,12 @@ static void forget_the_loader_cache(void)
 	errno = saved_errno;
 }
 
+/* Which process a one-time initialization's runner belongs to: each forked child counts one more. */
+static _Atomic unsigned fork_generation;
+
 static void after_fork_in_child(void)
 {
+	atomic_fetch_add(&fork_generation, 1);
 	atomic_store(&walks_in_flight, 0);
 	atomic_store(&fork_pending, false);
 	atomic_store(&walk_blocks_maybe, true);
@@ -85,3 +90,27 @@ int walk_loaded_objects(int (*visit)(struct dl_phdr_info *info, size_t size, voi
 		atomic_store_explicit(&walk_blocks_maybe, false, memory_order_relaxed); /* the lock was free */
 	return result;
 }
+
+enum { ONCE_NOT_RUN = 0, ONCE_DONE = 1 }; /* else running: 2 + 2 * the runner's fork generation */
+
+void walk_once(struct walk_once *once, void (*function)(void))
+{
+	for (;;) {
+		unsigned state = atomic_load_explicit(&once->state, memory_order_acquire);
+		if (state == ONCE_DONE)
+			return;
+		unsigned mine = 2 + 2 * atomic_load(&fork_generation);
+		/* Not run, or run by a thread of the parent process, which this child does not have. */
+		if (state == ONCE_NOT_RUN || state != mine) {
+			if (atomic_compare_exchange_strong(&once->state, &state, mine)) {
+				function();
+				atomic_store_explicit(&once->state, ONCE_DONE, memory_order_release);
+				return;
+			}
+			continue;
+		}
+		sched_yield(); /* another thread of this process runs it */
+	}
+}
+
+bool walk_once_done(struct walk_once *once) { return atomic_load_explicit(&once->state, memory_order_acquire) == ONCE_DONE; }

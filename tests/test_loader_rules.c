@@ -322,10 +322,25 @@ START_TEST(test_runtime_runpath_is_the_loader_probe_and_it_needs_libc_and_the_lo
 }
 END_TEST
 
+START_TEST(test_runtime_binds_libc_as_the_build_option_says)
+{
+	/* By default the runtime's libc functions are bound at their first call, so a process that
+	   never calls the runtime resolves none of them (docs/performance.md); -Dbind_now=true binds
+	   them at load, with full RELRO. The dynamic section's flags say which the loader will do. */
+	const char *argv[] = { "/bin/sh", "-c", test_format("readelf -d '%s' | grep -E '\\((FLAGS|FLAGS_1)\\)' | grep -cwE 'BIND_NOW|NOW'", test_setting("NVI_RUNTIME")), NULL };
+	struct test_run run = test_run(argv, no_env, 60);
+	if (strcmp(test_setting("NVI_BIND_NOW"), "1") == 0)
+		ck_assert_msg(strcmp(run.output, "0\n") != 0, "bind_now asked, and no BIND_NOW or NOW flag");
+	else
+		ck_assert_msg(strcmp(run.output, "0\n") == 0, "bound at load without bind_now: %s", run.output);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *suite = suite_create("loader_rules");
 	TCase *tc = tcase_create("loader_rules");
+	tcase_add_test(tc, test_runtime_binds_libc_as_the_build_option_says);
 	tcase_add_test(tc, test_runpath_of_caller_is_kept);
 	tcase_add_test(tc, test_rpath_of_caller_is_kept);
 	tcase_add_test(tc, test_origin_of_library_loaded_through_symlink_is_the_links_folder);

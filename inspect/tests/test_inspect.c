@@ -802,6 +802,12 @@ START_TEST(test_what_if_of_a_program_is_the_audit_fronts)
 	/* Without the what-if the program is missing its nvJitLink, as the real loader finds. */
 	run = inspect(env, "'%s'", program);
 	ck_assert_msg(run.status == 1 && test_contains(run.output, "libnvJitLink.so.77 not found"), "%d: %s", run.status, run.output);
+	/* The launcher with --audit starts it, as the what-if says; not in an AddressSanitizer build,
+	   whose runtime cannot be preloaded or audited (its sanitizer must come first in a process). */
+	if (getenv("NVI_SANITIZE") && strstr(getenv("NVI_SANITIZE"), "address")) {
+		printf("the launcher's run in test_what_if_of_a_program_is_the_audit_fronts is left out: an AddressSanitizer build\n");
+		return;
+	}
 	const char *argv[] = { "/bin/sh", "-c", test_format("exec '%s' --audit -- '%s'", test_setting("NVI_RUN"), program), NULL };
 	struct test_run real = test_run(argv, (const char *const[]){ NULL }, 60);
 	ck_assert_msg(real.status == 0 && test_contains(real.output, "started: "), "%d: %s", real.status, real.output);

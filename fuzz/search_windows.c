@@ -6,4 +6,6 @@
 #define search_step_key search_step_key_windows
 #define search_wheel_root search_wheel_root_windows
 #define search_places search_places_windows
+#define search_installation search_installation_windows
+#define search_same_installation search_same_installation_windows
 #include "../src/search.c"

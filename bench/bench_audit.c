@@ -18,7 +18,9 @@
 #define _GNU_SOURCE
 #include "bench.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
+#include <link.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,6 +51,22 @@ static const char *setting(const char *name)
 		exit(2);
 	}
 	return value;
+}
+
+/* Whether the loader, loading the library into a namespace of its own as it loads an auditor, loads
+   a libc.so.6 there with it: what makes the two auditor arms the floors they are said to be (a
+   compiler that folds every libc call away leaves an "auditor calling libc" that needs nothing). */
+static bool brings_libc(const char *library)
+{
+	void *handle = dlmopen(LM_ID_NEWLM, library, RTLD_LAZY | RTLD_LOCAL);
+	struct link_map *map = NULL;
+	bool found = false;
+	if (!handle || dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0)
+		return false;
+	for (; map && !found; map = map->l_next)
+		found = map->l_name && strstr(map->l_name, "/libc.so.6");
+	dlclose(handle);
+	return found;
 }
 
 static int shell(const char *format, const char *a, const char *b, const char *c, const char *d)
@@ -145,6 +163,10 @@ int main(int argc, char **argv)
 	    shell("'%s' -shared -fPIC -O2 -o '%s' '%s/libc_auditor.c'", cc, libc_auditor, sources, "") != 0 ||
 	    shell("'%s' -shared -fPIC -O2 -Wl,-soname,libempty.so -o '%s' '%s/empty.c'", cc, empty_preload, sources, "") != 0)
 		return 1;
+	if (brings_libc(empty_auditor) || !brings_libc(libc_auditor)) {
+		fprintf(stderr, "bench-audit: the empty auditor must need nothing and the other auditor libc.so.6\n");
+		return 1;
+	}
 	for (int i = 0; i < OBJECTS; i++) {
 		char soname[64], flags[256];
 		snprintf(soname, sizeof(soname), "libaudit_%02d.so.77", i);

@@ -177,15 +177,15 @@ write_search_list_seeds() {
 }
 
 write_loader_output_seeds() {
-	probe='/proc/self/nvinterpose-probe-P/$PLATFORM/nvinterpose-probe-L/$LIB/nvinterpose-probe-E'
+	probe='/proc/nvinterpose-probe-P/$PLATFORM/nvinterpose-probe-L/$LIB/nvinterpose-probe-E'
 	interp=$(readelf -lW /bin/true 2>/dev/null | sed -n 's/.*Requesting program interpreter: \(.*\)]/\1/p')
 	if [ -n "$interp" ] && [ -x "$interp" ]; then
 		LD_LIBRARY_PATH=$probe LD_DEBUG=libs "$interp" --list /bin/true 2>"$1/loader-output" >/dev/null || true
 		# The loader-host target's list and origin after the output.
 		{ cat "$1/loader-output"; printf '\000$ORIGIN/../lib:$LIB:/usr/lib/:;/a\000/opt/app'; } >"$1/loader-output-and-list"
 	fi
-	seed "$1/element" '/proc/self/nvinterpose-probe-P/haswell/nvinterpose-probe-L/lib/x86_64-linux-gnu/nvinterpose-probe-E'
-	seed "$1/made-up" '      search path=/proc/self/nvinterpose-probe-P/x/nvinterpose-probe-L/lib/nvinterpose-probe-E/glibc-hwcaps/x86-64-v3:/proc/self/nvinterpose-probe-P/x/nvinterpose-probe-L/lib/nvinterpose-probe-E\t\t(LD_LIBRARY_PATH)\n'
+	seed "$1/element" '/proc/nvinterpose-probe-P/haswell/nvinterpose-probe-L/lib/x86_64-linux-gnu/nvinterpose-probe-E'
+	seed "$1/made-up" '      search path=/proc/nvinterpose-probe-P/x/nvinterpose-probe-L/lib/nvinterpose-probe-E/glibc-hwcaps/x86-64-v3:/proc/nvinterpose-probe-P/x/nvinterpose-probe-L/lib/nvinterpose-probe-E\t\t(LD_LIBRARY_PATH)\n'
 }
 
 write_wheel_seeds() {

@@ -306,7 +306,7 @@ END_TEST
 START_TEST(test_runtime_runpath_is_the_loader_probe_and_it_needs_libc_and_the_loader)
 {
 	/* The RUNPATH is a folder that cannot exist, which the loader lists expanded ($PLATFORM, $LIB)
-	   in the runtime's own search list, then /proc/self, which exists (so the loader keeps the list
+	   in the runtime's own search list, then /proc, which exists (so the loader keeps the list
 	   after searching it) and holds no library; as a RUNPATH it keeps the program's RPATH out of
 	   the runtime's own searches. No libdl.so.2 or libpthread.so.0: each is one more object every
 	   process maps and every dlopen's name match walks, and their functions are libc's from glibc
@@ -318,7 +318,7 @@ START_TEST(test_runtime_runpath_is_the_loader_probe_and_it_needs_libc_and_the_lo
 							   test_setting("NVI_RUNTIME"), sanitizer_runtimes), NULL };
 	struct test_run run = test_run(argv, no_env, 60);
 	const char *loader = strrchr(test_interpreter(), '/') + 1;
-	ck_assert_str_eq(run.output, test_format("/proc/self/nvinterpose-probe-P/$PLATFORM/nvinterpose-probe-L/$LIB/nvinterpose-probe-E:/proc/self %s libc.so.6 ", loader));
+	ck_assert_str_eq(run.output, test_format("/proc/nvinterpose-probe-P/$PLATFORM/nvinterpose-probe-L/$LIB/nvinterpose-probe-E:/proc %s libc.so.6 ", loader));
 }
 END_TEST
 

@@ -14,16 +14,20 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* A folder that cannot exist (nothing can be created under /proc/self), with marks that find the
-   tokens' values in its expansion. */
-#define LOADER_PROBE_PATH "/proc/self/nvinterpose-probe-P/$PLATFORM/nvinterpose-probe-L/$LIB/nvinterpose-probe-E"
+/* A folder that cannot exist (the entries of /proc's own folder are the kernel's; nothing can be
+   created there), with marks that find the tokens' values in its expansion. /proc rather than
+   /proc/self: the loader searches the runtime's RUNPATH, glibc-hwcaps and legacy subfolders
+   included, for the runtime's own libc.so.6 in every audit namespace, and a failing lookup there
+   follows no link and reads no process's folder (docs/performance.md, "The audit front"). */
+#define LOADER_PROBE_PATH "/proc/nvinterpose-probe-P/$PLATFORM/nvinterpose-probe-L/$LIB/nvinterpose-probe-E"
 
 /* The folder the runtime's RUNPATH names after LOADER_PROBE_PATH: one that always exists and can
    never hold a library. The loader forgets a whole RUNPATH none of whose folders exists the first
    time it searches it (glibc's open_path), and it searches the runtime's for the runtime's own
-   DT_NEEDED (libdl.so.2, libpthread.so.0, which programs no longer load since glibc 2.34): without
-   this folder the probe element would be gone from the runtime's list before it starts. */
-#define LOADER_PROBE_KEEPER "/proc/self"
+   DT_NEEDED where they are not loaded yet (libc.so.6 and the loader in an audit namespace, and
+   libdl.so.2 for a runtime built on a glibc before 2.34): without this folder the probe element
+   would be gone from the runtime's list before it starts. */
+#define LOADER_PROBE_KEEPER "/proc"
 
 #define LOADER_MAX_SUBDIRS 64
 #define LOADER_FACT_MAX 256

@@ -373,11 +373,11 @@ size_t dynamic_hashed_symbols_named(const struct dynamic_tables *tables, const c
 
 void *dynamic_defined_function(const struct dynamic_tables *tables, const char *name)
 {
-	size_t indexes[8];
-	size_t named = dynamic_hashed_symbols_named(tables, name, indexes, sizeof(indexes) / sizeof(indexes[0]));
+	size_t indexes[DYNAMIC_NAMED_SYMBOLS_MAX];
+	size_t named = dynamic_hashed_symbols_named(tables, name, indexes, DYNAMIC_NAMED_SYMBOLS_MAX);
 	for (size_t i = 0; i < named; i++) {
 		const ElfW(Sym) *symbol = &tables->symbols[indexes[i]];
-		if (symbol->st_shndx != SHN_UNDEF && ELF64_ST_TYPE(symbol->st_info) == STT_FUNC)
+		if (symbol->st_shndx != SHN_UNDEF && DYNAMIC_SYMBOL_TYPE(symbol->st_info) == STT_FUNC)
 			return (void *)(tables->base + symbol->st_value);
 	}
 	return NULL;

@@ -133,6 +133,17 @@ bool dynamic_read_tables(ElfW(Addr) base, const ElfW(Phdr) *phdr, size_t phnum, 
    name: a quick answer for most objects. True when it may, or when it cannot tell. */
 bool dynamic_may_define(ElfW(Addr) base, const ElfW(Phdr) *phdr, size_t phnum, const char *name);
 
+/* A symbol's type (STT_FUNC, ...), for this machine's ELF class. */
+#if __ELF_NATIVE_CLASS == 64
+#define DYNAMIC_SYMBOL_TYPE ELF64_ST_TYPE
+#else
+#define DYNAMIC_SYMBOL_TYPE ELF32_ST_TYPE
+#endif
+
+/* How many dynamic-symbol entries of one name a caller asks for: the default version, the old
+   ones and the imports. */
+#define DYNAMIC_NAMED_SYMBOLS_MAX 8
+
 /* Writes the indexes of up to capacity symbols named name found through the hash table into
    indexes (any version; the definitions, and under DT_HASH the undefined symbols too: check
    st_shndx); returns how many it wrote. */

@@ -49,11 +49,9 @@
 #if __ELF_NATIVE_CLASS == 64
 #define RELOCATION_SYMBOL ELF64_R_SYM
 #define RELOCATION_TYPE ELF64_R_TYPE
-#define SYMBOL_TYPE ELF64_ST_TYPE
 #else
 #define RELOCATION_SYMBOL ELF32_R_SYM
 #define RELOCATION_TYPE ELF32_R_TYPE
-#define SYMBOL_TYPE ELF32_ST_TYPE
 #endif
 
 /* The hooks' entry points (passthru.S). */
@@ -67,9 +65,6 @@ struct target {
 
 enum { TARGET_DLOPEN, TARGET_DLMOPEN, TARGET_COUNT };
 static struct target targets[TARGET_COUNT];
-
-/* Dynamic-symbol entries of one name (the default version and the old ones) and the imports. */
-#define NAMED_SYMBOLS_MAX 8
 
 static size_t page_size;
 static ElfW(Addr) vdso; /* its ELF header (AT_SYSINFO_EHDR), 0 without one */
@@ -305,8 +300,8 @@ static bool is_one_of(size_t index, const size_t *indexes, size_t count)
 static void patch_slots(const struct dl_phdr_info *info, const struct dynamic_tables *tables, const struct target *target,
 			struct pass *pass)
 {
-	size_t indexes[NAMED_SYMBOLS_MAX];
-	size_t named = dynamic_symbols_named(tables, target->name, indexes, NAMED_SYMBOLS_MAX);
+	size_t indexes[DYNAMIC_NAMED_SYMBOLS_MAX];
+	size_t named = dynamic_symbols_named(tables, target->name, indexes, DYNAMIC_NAMED_SYMBOLS_MAX);
 	if (!named)
 		return;
 	int patched = 0, foreign = 0, refused = 0, error = 0;
@@ -380,8 +375,8 @@ static int patch_definitions(struct dl_phdr_info *info, size_t size, void *arg)
 		struct dynamic_tables tables;
 		if (!object_holds(info, target->real) || !dynamic_read_tables(info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum, &tables))
 			continue;
-		size_t indexes[NAMED_SYMBOLS_MAX];
-		size_t named = dynamic_hashed_symbols_named(&tables, target->name, indexes, NAMED_SYMBOLS_MAX);
+		size_t indexes[DYNAMIC_NAMED_SYMBOLS_MAX];
+		size_t named = dynamic_hashed_symbols_named(&tables, target->name, indexes, DYNAMIC_NAMED_SYMBOLS_MAX);
 		int patched = 0, refused = 0, error = 0;
 		for (size_t i = 0; i < named; i++) {
 			const ElfW(Sym) *symbol = &tables.symbols[indexes[i]];

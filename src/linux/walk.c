@@ -100,8 +100,9 @@ void walk_once(struct walk_once *once, void (*function)(void))
 		if (state == ONCE_DONE)
 			return;
 		unsigned mine = 2 + 2 * atomic_load(&fork_generation);
-		/* Not run, or run by a thread of the parent process, which this child does not have. */
-		if (state == ONCE_NOT_RUN || state != mine) {
+		/* Not run (ONCE_NOT_RUN is never mine), or run by a thread of the parent process, which
+		   this child does not have. */
+		if (state != mine) {
 			if (atomic_compare_exchange_strong(&once->state, &state, mine)) {
 				function();
 				atomic_store_explicit(&once->state, ONCE_DONE, memory_order_release);

@@ -182,7 +182,6 @@ bool report_askers_wanted(void)
 	return log_enabled(LOG_INFO) || log_events_enabled() || report_on() || policy_watches_mixed_origins(config_get()->policy);
 }
 
-
 #define MISS_COUNTED (-1) /* reported before, or past the table: counted, nothing more */
 
 /* A miss of the pair. It is counted when it was reported before or the table is full (which is
@@ -503,6 +502,7 @@ void report_at_exit(enum report_exit how)
 	log_event(&(struct log_event){ .event = "summary", .policy = config_policy_name(config->policy),
 				       .reason = "exit", .summary = &summary });
 }
+
 static const char *const kind_names[KIND_COUNT] = { "origin", "supplied", "miss", "mixed-origin" };
 
 int report_list(struct nvi_report_totals *totals, struct nvi_report_entry *entries, size_t capacity)

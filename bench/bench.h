@@ -46,6 +46,9 @@ void bench_remove_tree(const char *folder);
 char **bench_environment(const char *preload, const char *library_path);
 void bench_free_environment(char **env);
 
+/* Whether name is one of the comma-separated list's items (an --only list). */
+bool bench_in_list(const char *list, const char *name);
+
 /* The q-quantile of the finite values among n (linear between ranks); NAN when there are none. */
 double bench_quantile(const double *values, size_t n, double q);
 

@@ -98,17 +98,6 @@ static double run_once(const struct program *program, const char *env)
 	return (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e6 + usage.ru_utime.tv_usec + usage.ru_stime.tv_usec;
 }
 
-static bool selected(const char *only, const char *name)
-{
-	if (!only)
-		return true;
-	size_t length = strlen(name);
-	for (const char *s = only; s; s = strchr(s, ',') ? strchr(s, ',') + 1 : NULL)
-		if (strncmp(s, name, length) == 0 && (s[length] == ',' || s[length] == '\0'))
-			return true;
-	return false;
-}
-
 static void print_time(double microseconds)
 {
 	if (microseconds >= 10000)
@@ -218,7 +207,7 @@ int main(int argc, char **argv)
 	printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 	for (size_t p = 0; p < sizeof(programs) / sizeof(programs[0]); p++) {
 		struct program *program = &programs[p];
-		if (!selected(only, program->name))
+		if (only && !bench_in_list(only, program->name))
 			continue;
 		int program_runs = runs * program->runs / 20 > 0 ? runs * program->runs / 20 : 1;
 		double *values[ARMS], *preload_over = calloc((size_t)rounds, sizeof(double)), *audit_over = calloc((size_t)rounds, sizeof(double)),

@@ -500,16 +500,6 @@ static size_t make_rows(struct group *groups, size_t group_count, struct row *ro
 
 /* ---- Main ------------------------------------------------------------------------------------------ */
 
-/* Whether name is one of the comma-separated list's items. */
-static bool in_list(const char *list, const char *name)
-{
-	size_t length = strlen(name);
-	for (const char *s = list; s; s = strchr(s, ',') ? strchr(s, ',') + 1 : NULL)
-		if (strncmp(s, name, length) == 0 && (s[length] == ',' || s[length] == '\0'))
-			return true;
-	return false;
-}
-
 static bool find_python(void)
 {
 	FILE *p = popen("python3 -c 'import sys; print(sys.executable)' 2>/dev/null", "r");
@@ -659,7 +649,7 @@ static size_t select_groups(struct group *groups)
 	for (size_t g = 0; g < n; g++) {
 		struct group *group = &all[g];
 		name_group(group);
-		if (settings.only && !in_list(settings.only, group->name))
+		if (settings.only && !bench_in_list(settings.only, group->name))
 			continue;
 		if (group->kind == GROUP_FIRST_LOADS && toolkit_count == 0)
 			snprintf(group->skip[0], sizeof(group->skip[0]), "no toolkit libraries in %.200s", settings.toolkit);

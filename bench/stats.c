@@ -10,6 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+bool bench_in_list(const char *list, const char *name)
+{
+	size_t length = strlen(name);
+	for (const char *s = list; s; s = strchr(s, ',') ? strchr(s, ',') + 1 : NULL)
+		if (strncmp(s, name, length) == 0 && (s[length] == ',' || s[length] == '\0'))
+			return true;
+	return false;
+}
+
 char *bench_format(const char *fmt, ...)
 {
 	va_list args;

@@ -14,7 +14,8 @@
  * arm's median per run, and the runtime's cost over its floor (the preload front over the empty
  * preload, the audit front over the empty auditor and over the auditor that calls libc) as the median
  * of the rounds' own ratios with their middle half, so that a slow moment of the machine weighs on
- * both sides of a ratio. */
+ * both sides of a ratio. A run that fails (the program does not start, or exits with a status other
+ * than 0) is named on stderr, and the benchmark then exits 1. */
 #define _GNU_SOURCE
 #include "bench.h"
 
@@ -34,6 +35,8 @@
 #define SHELL_STARTS 200
 #define COMPILED_FILES 20
 enum { PLAIN, EMPTY_PRELOAD, PRELOAD, EMPTY_AUDITOR, LIBC_AUDITOR, AUDIT, ARMS };
+static const char *const arm_names[ARMS] = { "plain", "empty preload", "preload front", "empty auditor", "auditor calling libc",
+					      "audit front" };
 
 struct program {
 	const char *name;  /* what --only names it by */
@@ -205,6 +208,7 @@ int main(int argc, char **argv)
 	printf("| program | plain | empty preload | preload front | preload front / empty preload | target | empty auditor | "
 	       "auditor calling libc | audit front | audit front / empty auditor | target | audit front / auditor calling libc |\n");
 	printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+	int failed_arms = 0; /* arms of a program with a run that failed: the table is then not the programs' */
 	for (size_t p = 0; p < sizeof(programs) / sizeof(programs[0]); p++) {
 		struct program *program = &programs[p];
 		if (only && !bench_in_list(only, program->name))
@@ -214,12 +218,15 @@ int main(int argc, char **argv)
 		       *audit_over_libc = calloc((size_t)rounds, sizeof(double));
 		for (int a = 0; a < ARMS; a++)
 			values[a] = calloc((size_t)rounds, sizeof(double));
+		int failed[ARMS] = { 0 };
 		for (int r = 0; r < rounds; r++) {
 			double sum[ARMS] = { 0 };
 			for (int k = 0; k < program_runs; k++)
 				for (int i = 0; i < ARMS; i++) {
 					int a = (i + r) % ARMS; /* the order rotates */
-					sum[a] += run_once(program, envs[a]);
+					double run = run_once(program, envs[a]);
+					failed[a] += isnan(run);
+					sum[a] += run;
 				}
 			for (int a = 0; a < ARMS; a++)
 				values[a][r] = sum[a] / program_runs;
@@ -237,10 +244,16 @@ int main(int argc, char **argv)
 		print_ratio(audit_over_libc, rounds, NULL);
 		printf("\n");
 		fflush(stdout);
+		for (int a = 0; a < ARMS; a++)
+			if (failed[a]) {
+				fprintf(stderr, "bench-audit: %s failed %d of %d runs under the arm %s\n", program->title, failed[a],
+					rounds * program_runs, arm_names[a]);
+				failed_arms++;
+			}
 	}
 	printf("\nEach cell: the median over %d rounds of the CPU time per run (the program and its children); a ratio: the median "
 	       "of the rounds' own ratios, with the middle half of them.\n",
 	       rounds);
 	shell("rm -rf '%s'", dir, "", "", "");
-	return 0;
+	return failed_arms ? 1 : 0;
 }

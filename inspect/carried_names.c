@@ -78,7 +78,8 @@ static bool holds_text(const GElf_Shdr *header, const char *name)
 	       name && (strncmp(name, ".rodata", 7) == 0 || strncmp(name, ".lrodata", 8) == 0);
 }
 
-bool carried_names_read(const char *path, int family, struct family_names *names)
+/* The names carried_names_of gives, read from the file; false when it cannot be read. */
+static bool read_names(const char *path, int family, struct family_names *names)
 {
 	bool read = false;
 	size_t strings_index;
@@ -129,7 +130,7 @@ const struct family_names *carried_names_of(struct file_probe *probe, const char
 	if (!carried) {
 		if (!(carried = calloc(1, sizeof(*carried))))
 			return NULL;
-		carried->known = carried_names_read(path, family, &carried->names);
+		carried->known = read_names(path, family, &carried->names);
 		if (!string_map_put(&probe->carried, path, carried)) {
 			carried_names_free(carried);
 			return NULL;

@@ -9,16 +9,13 @@
 
 #include <stdbool.h>
 
-/* Reads the names (each run of printable characters, as strings(1) cuts them, that starts with the
-   stem of a family the table says a library of family may load at run time, and that the table
-   recognizes as an NVIDIA library's file name) from the sections of the ELF file at path where
-   string literals lie (.rodata, .lrodata). Each name once. False when the file or its section
-   headers cannot be read: then nothing is known. */
-bool carried_names_read(const char *path, int family, struct family_names *names);
-
 struct file_probe;
-/* The same, read once a run for each path (a tree of cuSOLVER and one of cuBLAS both hold
-   cuBLASLt, whose read-only data is tens of megabytes): NULL when nothing is known. */
+/* The names (each run of printable characters, as strings(1) cuts them, that starts with the stem
+   of a family the table says a library of family may load at run time, and that the table
+   recognizes as an NVIDIA library's file name) in the sections of the ELF file at path where
+   string literals lie (.rodata, .lrodata), each name once; read once a run for each path (a tree
+   of cuSOLVER and one of cuBLAS both hold cuBLASLt, whose read-only data is tens of megabytes).
+   NULL when the file or its section headers cannot be read: then nothing is known. */
 const struct family_names *carried_names_of(struct file_probe *probe, const char *path, int family);
 /* Frees an entry of the probe's map. */
 void carried_names_free(void *entry);

@@ -391,7 +391,9 @@ START_TEST(test_api_wraps_the_c_api_and_its_errors_say_what_is_wrong)
 										   "print(\"families:\", [f[\"family\"] for f in json.load(sys.stdin)])'",
 										   inspector, venv_python), 60);
 		listed_by_inspector.output[strcspn(listed_by_inspector.output, "\n")] = '\0';
-		ck_assert_msg(test_contains(run.output, listed_by_inspector.output), "%s\n%s", listed_by_inspector.output, run.output);
+		ck_assert_msg(listed_by_inspector.status == 0 && strncmp(listed_by_inspector.output, "families: [", 11) == 0 &&
+				      test_contains(run.output, listed_by_inspector.output),
+			      "%d %s\n%s", listed_by_inspector.status, listed_by_inspector.output, run.output);
 	}
 	ck_assert_msg(test_contains(run.output, "rescan: 1\n"), "the builtins, loaded ahead: %s", run.output);
 	ck_assert_msg(test_contains(run.output, "libc.so.6', 'dlopen', 'dynsym')]"), "%s", run.output);

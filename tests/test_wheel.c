@@ -363,6 +363,17 @@ START_TEST(test_api_wraps_the_c_api_and_its_errors_say_what_is_wrong)
 					    "print('patched:', [(p.object, p.symbol, p.place) for p in nvinterpose.patches() if p.state == 'patched' and p.place == 'dynsym'][:1])\n"
 					    "print('version:', nvinterpose.version() == nvinterpose.__version__)\n"
 					    "print('report:', nvinterpose.report().totals['origins'] >= 1, [o.path for o in nvinterpose.report().origins])\n"
+					    "class OlderRuntime:  # a runtime older than nvi_list_families\n"
+					    "    def __init__(self, runtime): self.runtime = runtime\n"
+					    "    def __getattr__(self, name):\n"
+					    "        if name == 'nvi_list_families': raise AttributeError(name)\n"
+					    "        return getattr(self.runtime, name)\n"
+					    "nvinterpose._runtime = OlderRuntime(nvinterpose._runtime)\n"
+					    "for call in (lambda: nvinterpose.origins('libcudart'), lambda: nvinterpose.register_folder('notafamily', '/tmp')):\n"
+					    "    try:\n"
+					    "        call()\n"
+					    "    except Exception as error:\n"
+					    "        print('older error:', type(error).__name__, error)\n"
 					    "nvinterpose._runtime = object()  # a runtime older than nvi_report and nvi_list_patches\n"
 					    "print('older:', nvinterpose.report(), nvinterpose.patches())\n",
 					    standin.nvrtc));
@@ -395,6 +406,10 @@ START_TEST(test_api_wraps_the_c_api_and_its_errors_say_what_is_wrong)
 				      test_contains(run.output, listed_by_inspector.output),
 			      "%d %s\n%s", listed_by_inspector.status, listed_by_inspector.output, run.output);
 	}
+	/* A runtime older than its list of families: its EINVAL as it is, never a family error it cannot tell. */
+	ck_assert_msg(test_contains(run.output, "older error: OSError [Errno 22] Invalid argument\n") &&
+			      test_contains(run.output, "older error: OSError [Errno 22] Invalid argument: '/tmp'\n"),
+		      "%s", run.output);
 	ck_assert_msg(test_contains(run.output, "rescan: 1\n"), "the builtins, loaded ahead: %s", run.output);
 	ck_assert_msg(test_contains(run.output, "libc.so.6', 'dlopen', 'dynsym')]"), "%s", run.output);
 	ck_assert_msg(test_contains(run.output, "version: True\n"), "%s", run.output);

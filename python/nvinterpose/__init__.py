@@ -189,19 +189,24 @@ _runtime = _attach()
 
 
 def _checked(result, filename=None):
+    # OSError(code, ...) is already the subclass of the code (FileNotFoundError for ENOENT, ...).
     if result < 0:
-        code = -result
-        error = {errno.ENOENT: FileNotFoundError, errno.ENOTDIR: NotADirectoryError}.get(code, OSError) if filename else OSError
-        raise error(code, os.strerror(code), filename) if filename else error(code, os.strerror(code))
+        raise OSError(-result, os.strerror(-result), filename)
     return result
 
 
 def _check_family(function, family):
-    """ValueError naming the argument when the runtime does not know family (its EINVAL)."""
-    known = families()
+    """ValueError naming the argument when the runtime does not know family (its EINVAL); True when
+    it knows it. False for a runtime older than its list of families, which cannot tell: its
+    EINVAL is then raised as it is."""
+    try:
+        known = families()
+    except OSError:
+        return False
     if family not in known:
         raise ValueError("%s(): family %r is not one the runtime knows (a family names a library: 'nvrtc' for libnvrtc.so.N"
                          " and nvrtc64_*.dll); the families: %s" % (function, family, ", ".join(known)))
+    return True
 
 
 def _text(value):
@@ -291,8 +296,7 @@ def register_folder(family, folder):
     runtime does not know or a folder that is not absolute; FileNotFoundError or
     NotADirectoryError for one that is not a folder."""
     result = _runtime.nvi_register_folder(family.encode(), os.fsencode(folder))
-    if result == -errno.EINVAL:
-        _check_family("register_folder", family)
+    if result == -errno.EINVAL and _check_family("register_folder", family):
         raise ValueError("register_folder(): folder %r is not an absolute path" % (folder,))
     _checked(result, folder)
 

@@ -527,6 +527,34 @@ START_TEST(test_report_covers_the_processes_the_command_starts)
 }
 END_TEST
 
+/* --report reads and removes only a run's file it made: where another user's file holds the name
+   (a shared TMPDIR), the launcher says the report covers nothing and prints none of that file's
+   lines. As root, the launcher runs as the first process of a PID namespace (so the file's name is
+   known: nvinterpose-report-1) in a user namespace where the file's and the folder's owners are no
+   one, so that it can neither remove nor replace the file, as another user could not. */
+START_TEST(test_report_reads_no_file_it_did_not_make)
+{
+	if (geteuid() != 0) {
+		printf("skipped: test_report_reads_no_file_it_did_not_make: the file is given to another user as root\n");
+		return;
+	}
+	char *tmp = test_tmpdir();
+	char *forged = test_format("%s/nvinterpose-report-1", tmp);
+	test_write_file(forged, "process 999, policy fallback: 9 origins registered, 0 redirects, 0 misses, 0 mixed origins\n");
+	ck_assert(chmod(tmp, 01777) == 0 && chown(tmp, 1, (gid_t)-1) == 0 && chown(forged, 65534, (gid_t)-1) == 0);
+	const char *env[] = { test_format("TMPDIR=%s", tmp), NULL };
+	struct test_run run = launcher_under("unshare --user --map-root-user --pid --fork /bin/sh", NULL, env, "--report -- /bin/true");
+	if (test_contains(run.output, "unshare: ")) {
+		printf("skipped: test_report_reads_no_file_it_did_not_make: no user namespace here: %s", run.output);
+		return;
+	}
+	ck_assert_msg(run.status == 0 && test_contains(run.output, "the report covers nothing") && !test_contains(run.output, "9 origins") &&
+			      !test_contains(run.output, "process"),
+		      "%d %s", run.status, run.output);
+	ck_assert_msg(access(forged, F_OK) == 0, "the other user's file is left");
+}
+END_TEST
+
 START_TEST(test_exit_status_is_the_commands)
 {
 	struct test_run run = launcher(no_env, "-- sh -c 'exit 7'");
@@ -650,6 +678,7 @@ int main(void)
 	tcase_add_test(tc, test_messages_show_control_characters_escaped);
 	tcase_add_test(tc, test_exit_status_is_the_commands);
 	tcase_add_test(tc, test_report_covers_the_processes_the_command_starts);
+	tcase_add_test(tc, test_report_reads_no_file_it_did_not_make);
 	tcase_add_test(tc, test_launched_program_gets_the_fix);
 	tcase_add_test(tc, test_runtime_the_loader_refuses_stops_before_the_command);
 	tcase_add_test(tc, test_installed_launcher_finds_the_runtime_in_a_moved_prefix);

@@ -151,26 +151,13 @@ struct run_time_walk {
 	const struct family_names *carried;
 };
 
-/* The name the file asks for family by, as it carries it: of its names of the family, the one
-   that fits best (libnames_dependent_fit; an unversioned name of another component fits, and is
-   shown as asked). NULL, with *named, when it carries names of the family none of which is used as
-   it is (cuDNN's "libcudnn_graph.so", which cuDNN completes with its own version). */
-static const char *carried_name(const struct run_time_walk *walk, int family, bool *named)
+/* Whether the file carries a name of family (carried_names.h). */
+static bool carries_family(const struct family_names *carried, int family)
 {
-	const char *best = NULL;
-	int best_fit = -1;
-	*named = false;
-	for (size_t i = 0; i < walk->carried->count; i++) {
-		if (walk->carried->families[i] != family)
-			continue;
-		*named = true;
-		int fit = libnames_dependent_fit(&walk->parent, family, walk->carried->names[i]);
-		if (fit > best_fit) {
-			best = walk->carried->names[i];
-			best_fit = fit;
-		}
-	}
-	return best;
+	for (size_t i = 0; i < carried->count; i++)
+		if (carried->families[i] == family)
+			return true;
+	return false;
 }
 
 static bool needed_has_family(const struct object *object, int family)
@@ -190,16 +177,20 @@ static bool resolve_one_dependent(int family, bool required, void *arg)
 		return false;
 	/* A family the file names nowhere is not one it loads (Debian's cuFFT 10 names neither NVRTC nor
 	   nvJitLink, which the table lists for cuFFT 12). */
-	bool named = true;
-	const char *asked = walk->carried ? carried_name(walk, family, &named) : NULL;
-	if (!named)
+	if (walk->carried && !carries_family(walk->carried, family))
 		return false;
+	/* The name it asks by, as it carries it: of its names of the family the one that fits best (an
+	   unversioned name of another component fits, and is shown as asked); none when no name of the
+	   family it carries is used as it is (cuDNN's "libcudnn_graph.so", which cuDNN completes with
+	   its own version). */
+	struct dependent_choice carried = { .resolver = walk->resolver, .parent = &walk->parent, .family = family };
+	consider_names(&carried, walk->carried, 0);
 	struct dependency *dependency = &object->runtime[object->runtime_count++];
 	dependency->family = family;
 	dependency->run_time = true;
 	dependency->required = required;
-	dependency->name = asked ? strdup(asked)
-				 : choose_dependent_name(walk->resolver, walk->tree, object, &walk->parent, family, walk->process);
+	dependency->name = carried.name ? carried.name
+				       : choose_dependent_name(walk->resolver, walk->tree, object, &walk->parent, family, walk->process);
 	if (dependency->name)
 		resolve_dependency(walk->resolver, walk->tree, object, dependency, walk->process);
 	else
